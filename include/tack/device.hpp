@@ -1,0 +1,72 @@
+// Devices and what their backends can do.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tack/dtype.hpp"
+
+namespace tack {
+
+namespace detail {
+class Backend;
+}
+
+// A backend's declared capabilities (see docs/backends.md). Declared, never probed.
+struct BackendInfo {
+  std::string name;   // "cpu", "cuda", "hip", "level_zero", "metal", "opencl"
+  std::string label;  // how messages spell it: "the CPU", "CUDA"...
+  std::set<DType> supported_dtypes;
+  std::set<DType> supported_atomic_dtypes;
+  bool supports_device_reductions = false;
+  bool supports_workgroups = false;
+  int max_workgroup_size = 1;
+  std::vector<std::string> device_memory_spaces;  // what memory_space() answers for its memory
+  bool asynchronous = false;                      // launches return once queued
+
+  // Derived from supported_dtypes, so that the two cannot disagree.
+  bool supports_f64() const { return supported_dtypes.count(DType::F64) != 0; }
+};
+
+// One device of one backend: "cpu", "cuda:1". Cheap to copy; compares by identity.
+class Device {
+ public:
+  Device() = default;
+  const std::string& type() const;  // the backend's name
+  int index() const { return index_; }
+  std::string name() const;  // "cpu:0"
+  const BackendInfo& backend() const;
+  detail::Backend* impl() const { return backend_; }
+
+  friend bool operator==(const Device& a, const Device& b) {
+    return a.backend_ == b.backend_ && a.index_ == b.index_;
+  }
+
+ private:
+  friend class detail::Backend;
+  Device(detail::Backend* b, int index) : backend_(b), index_(index) {}
+  detail::Backend* backend_ = nullptr;
+  int index_ = 0;
+};
+
+// "cpu", "cpu:0", "cuda:1". Throws DeviceError naming what to install when the backend is not
+// available on this machine, and ValueError for a name that is not a backend.
+Device device(const std::string& name);
+// Every device of every available backend.
+std::vector<Device> devices();
+void set_default_device(const std::string& name);
+void set_default_device(const Device& d);
+Device get_default_device();
+// The default device's backend.
+const BackendInfo& get_backend();
+
+// A backend that Tack knows, whether or not it can run here, and why not.
+struct BackendStatus {
+  std::string name;
+  bool available = false;
+  std::string reason;  // why it is unavailable, and what to install
+};
+std::vector<BackendStatus> backend_status();
+
+}  // namespace tack

@@ -1,0 +1,116 @@
+// Modules of kernels given as source text, and calling kernels.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tack/array.hpp"
+
+namespace tack {
+
+namespace detail {
+struct ModuleState;
+struct KernelState;
+}  // namespace detail
+
+// One argument of a kernel call: an array or a scalar. A C++ integer is i32 if it fits, else
+// i64, else u64; a float is f32, or f64 when any array argument is f64; a bool is a bool.
+class Arg {
+ public:
+  enum class Kind : uint8_t { Array, Int, UInt, Float, Bool };
+  Arg(const Array& a) : kind_(Kind::Array), array_(&a) {}
+  Arg(Array& a) : kind_(Kind::Array), array_(&a) {}
+  Arg(bool b) : kind_(Kind::Bool), i_(b) {}
+  template <typename T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Arg(T v) {
+    if constexpr (std::is_unsigned_v<T>) {
+      if (static_cast<uint64_t>(v) > static_cast<uint64_t>(INT64_MAX)) {
+        kind_ = Kind::UInt;
+        u_ = v;
+        return;
+      }
+    }
+    kind_ = Kind::Int;
+    i_ = static_cast<int64_t>(v);
+  }
+  Arg(float v) : kind_(Kind::Float), f_(v) {}
+  Arg(double v) : kind_(Kind::Float), f_(v) {}
+
+  Kind kind() const { return kind_; }
+  const Array& array() const { return *array_; }
+  int64_t int_value() const { return i_; }
+  uint64_t uint_value() const { return u_; }
+  double float_value() const { return f_; }
+
+ private:
+  Kind kind_ = Kind::Int;
+  const Array* array_ = nullptr;
+  int64_t i_ = 0;
+  uint64_t u_ = 0;
+  double f_ = 0;
+};
+
+// A host number returned by a kernel that ends with `return expr`.
+struct Scalar {
+  bool has_value = false;
+  DType dtype = DType::F32;
+  double value = 0;       // floats and bools
+  int64_t int_value = 0;  // integers (bits of u64 for u64)
+  template <typename T>
+  T as() const {
+    if (is_float(dtype)) return static_cast<T>(value);
+    if (dtype == DType::Bool) return static_cast<T>(value != 0);
+    if (dtype == DType::U64) return static_cast<T>(static_cast<uint64_t>(int_value));
+    return static_cast<T>(int_value);
+  }
+};
+
+enum class InspectMode { IR, Source, Optimized };
+
+class Kernel {
+ public:
+  Kernel() = default;
+  const std::string& name() const;
+
+  template <typename... Args>
+  Scalar operator()(Args&&... args) const {
+    const Arg list[] = {Arg(args)...};
+    return call(std::span<const Arg>(list, sizeof...(Args)));
+  }
+  Scalar call(std::span<const Arg> args) const;
+
+  // The typed IR, the generated source (LLVM IR on the CPU) or the optimized code for these
+  // arguments' types, on the device the call would run on.
+  std::string inspect(std::span<const Arg> args, InspectMode mode) const;
+
+  explicit Kernel(std::shared_ptr<detail::KernelState> s) : state_(std::move(s)) {}
+
+ private:
+  std::shared_ptr<detail::KernelState> state_;
+};
+
+template <typename... Args>
+std::string inspect(const Kernel& k, InspectMode mode, Args&&... args) {
+  const Arg list[] = {Arg(args)...};
+  return k.inspect(std::span<const Arg>(list, sizeof...(Args)), mode);
+}
+
+// A kernels file: the same text Python can import. Parsed and resolved when loaded, so syntax
+// errors surface here; each kernel is compiled at its first call for its argument types.
+class Module {
+ public:
+  static Module from_source(const std::string& source, const std::string& filename = "<string>");
+  static Module from_file(const std::string& path);
+
+  Kernel kernel(const std::string& name) const;
+  std::vector<std::string> kernel_names() const;
+
+ private:
+  std::shared_ptr<detail::ModuleState> state_;
+};
+
+}  // namespace tack

@@ -1,0 +1,9 @@
+// Tack: one kernel, written once, compiled at its first call for the device it runs on.
+#pragma once
+
+#include "tack/array.hpp"
+#include "tack/device.hpp"
+#include "tack/dtype.hpp"
+#include "tack/error.hpp"
+#include "tack/kernel.hpp"
+#include "tack/runtime.hpp"

@@ -1,0 +1,168 @@
+#include "backends/cpu/cpu_backend.hpp"
+
+#include <fmt/format.h>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/thread_pool.hpp"
+#include "codegen/llvm/abi.hpp"
+#include "tack/error.hpp"
+
+namespace tack::cpu {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+struct CpuCode : detail::LoadedCode {
+  LoadedKernel fns;
+  codegen::ArgLayout layout;
+  int64_t inner_iterations_weight = 1;  // work per outer iteration, for the threading decision
+  CpuCode(LoadedKernel f, const ir::Kernel& k) : fns(f), layout(k) {}
+};
+
+bool has_loop(const ir::Block& b) {
+  for (const auto& s : b)
+    if (s->kind == ir::Stmt::Kind::For || s->kind == ir::Stmt::Kind::While || has_loop(s->body) ||
+        has_loop(s->orelse))
+      return true;
+  return false;
+}
+
+struct ChunkCall {
+  ChunkFn fn;
+  const uint64_t* slots;
+};
+
+void run_chunk(void* ctx, int64_t begin, int64_t end) {
+  auto* c = static_cast<ChunkCall*>(ctx);
+  c->fn(c->slots, begin, end);
+}
+
+class CpuBackend final : public detail::Backend {
+ public:
+  CpuBackend() : Backend(make_info()) {}
+
+  static BackendInfo make_info() {
+    BackendInfo i;
+    i.name = "cpu";
+    i.label = "the CPU";
+    i.supported_dtypes = {std::begin(kAllDTypes), std::end(kAllDTypes)};
+    i.supported_atomic_dtypes = i.supported_dtypes;
+    i.supports_device_reductions = false;
+    i.supports_workgroups = false;
+    i.max_workgroup_size = 1;
+    i.device_memory_spaces = {"cpu"};
+    i.asynchronous = false;
+    return i;
+  }
+
+  int device_count() const override { return 1; }
+
+  void* allocate(int, size_t bytes) override {
+    size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    if (!p) throw DeviceError(fmt::format("the CPU cannot allocate {} bytes", bytes));
+    return p;
+  }
+  void release(int, void* ptr) override { std::free(ptr); }
+  void copy_to_host(int, void* dst, const void* src, size_t n) override {
+    std::memmove(dst, src, n);
+  }
+  void copy_from_host(int, void* dst, const void* src, size_t n) override {
+    std::memmove(dst, src, n);
+  }
+  void copy_on_device(int, void* dst, const void* src, size_t n) override {
+    std::memmove(dst, src, n);
+  }
+  void fill(int, void* dst, const void* pattern, size_t pattern_bytes, size_t count) override {
+    auto* d = static_cast<char*>(dst);
+    for (size_t i = 0; i < count; ++i) std::memcpy(d + i * pattern_bytes, pattern, pattern_bytes);
+  }
+
+  std::string cache_target(int) override {
+    CpuCompiler& c = CpuCompiler::instance();
+    return fmt::format("llvm {}; {}", c.llvm_version(), c.target_description());
+  }
+
+  std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int) override {
+    return CpuCompiler::instance().compile(k, llvm_options(o)).object;
+  }
+
+  std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
+                                           const detail::CompileOptions& o, int) override {
+    LoadedKernel fns = Jit::instance().load(artifact, o.symbol_prefix, k.result != nullptr);
+    auto code = std::make_unique<CpuCode>(fns, k);
+    int64_t weight = has_loop(k.body) ? 64 : 1;
+    code->inner_iterations_weight = weight;
+    return code;
+  }
+
+  void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
+              int) override {
+    auto& code = static_cast<CpuCode&>(base);
+    const codegen::ArgLayout& layout = code.layout;
+    // Small kernels have few slots: keep them on the stack.
+    uint64_t stack_slots[64];
+    std::vector<uint64_t> heap_slots;
+    uint64_t* slots = stack_slots;
+    if (layout.slot_count > 64) {
+      heap_slots.resize(layout.slot_count);
+      slots = heap_slots.data();
+    }
+    int64_t inner = 1;
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      int s = layout.param_slot[p];
+      const auto& arg = a.params[p];
+      if (k.params[p].type.is_array()) {
+        slots[s] = reinterpret_cast<uint64_t>(arg.data);
+        for (int d = 0; d < k.params[p].type.rank; ++d)
+          slots[s + 1 + d] = static_cast<uint64_t>(arg.shape[d]);
+      } else {
+        slots[s] = arg.scalar;
+      }
+    }
+    for (size_t d = 0; d < k.dims.size(); ++d) {
+      int s = layout.loop_slot + 3 * static_cast<int>(d);
+      slots[s] = static_cast<uint64_t>(a.start[d]);
+      slots[s + 1] = static_cast<uint64_t>(a.step[d]);
+      slots[s + 2] = static_cast<uint64_t>(a.count[d]);
+      if (d > 0) inner *= a.count[d];
+    }
+    slots[layout.debug_slot] = reinterpret_cast<uint64_t>(a.debug_record);
+
+    int64_t outer = a.count.empty() ? 0 : a.count[0];
+    if (outer > 0 && inner > 0) {
+      // Threads pay off from about 2^15 units of work; below that the launch stays on the
+      // caller's thread. A body with loops counts as heavier per iteration.
+      int64_t per_outer = inner * code.inner_iterations_weight;
+      int64_t min_chunk = std::max<int64_t>(1, (int64_t{1} << 15) / per_outer);
+      ChunkCall call{code.fns.chunk, slots};
+      ThreadPool::global().parallel_for(outer, min_chunk, &run_chunk, &call);
+    }
+    if (k.result && a.result) code.fns.result(slots, a.result);
+  }
+
+  void synchronize(int) override {}
+
+  std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool optimized) override {
+    CompiledObject c = CpuCompiler::instance().compile(k, llvm_options(o), true);
+    return optimized ? c.ir_after : c.ir_before;
+  }
+
+ private:
+  static codegen::LlvmOptions llvm_options(const detail::CompileOptions& o) {
+    codegen::LlvmOptions l;
+    l.symbol_prefix = o.symbol_prefix;
+    l.no_alias = o.no_alias;
+    return l;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<detail::Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
+
+}  // namespace tack::cpu

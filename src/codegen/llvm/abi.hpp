@@ -1,0 +1,60 @@
+// The calling convention between code generated for the CPU and the CPU backend that launches
+// it. Both sides compute slot positions with ArgLayout, so they cannot disagree.
+//
+//   void <prefix>_chunk(const uint64_t* slots, int64_t begin, int64_t end)
+//       runs iterations [begin, end) of the outermost loop dimension, all of the inner ones;
+//   void <prefix>_result(const uint64_t* slots, void* out)
+//       computes the kernel's `return` value (kernels that have one).
+//
+// Slots are 8 bytes each: an array is its data pointer followed by one extent per dimension;
+// a scalar is its value in the slot's low bytes; each loop dimension is (start, step, count);
+// last comes the address of the DebugRecord.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace tack::codegen {
+
+struct ArgLayout {
+  std::vector<int> param_slot;  // first slot of each parameter
+  int loop_slot = 0;            // first slot of the loop dimensions
+  int debug_slot = 0;
+  int slot_count = 0;
+
+  explicit ArgLayout(const ir::Kernel& k) {
+    int n = 0;
+    for (const ir::Param& p : k.params) {
+      param_slot.push_back(n);
+      n += p.type.is_array() ? 1 + p.type.rank : 1;
+    }
+    loop_slot = n;
+    n += 3 * static_cast<int>(k.dims.size());
+    debug_slot = n++;
+    slot_count = n;
+  }
+};
+
+// Where debug-mode code records the first out-of-bounds access. `hit` goes from 0 to 1 once
+// (an atomic compare-and-swap), and the thread that wins fills in the rest.
+struct DebugRecord {
+  int32_t hit;
+  int32_t array;  // parameter index
+  int32_t line;
+  int32_t col;
+  int32_t rank;
+  int32_t is_store;
+  int64_t index[8];
+};
+
+inline std::string chunk_symbol(const std::string& prefix) {
+  return prefix + "_chunk";
+}
+inline std::string result_symbol(const std::string& prefix) {
+  return prefix + "_result";
+}
+
+}  // namespace tack::codegen

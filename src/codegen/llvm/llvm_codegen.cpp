@@ -1,0 +1,803 @@
+#include "codegen/llvm/llvm_codegen.hpp"
+
+#include <fmt/format.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "codegen/llvm/abi.hpp"
+#include "ir/builder.hpp"
+#include "tack/error.hpp"
+
+namespace tack::codegen {
+namespace {
+
+using ir::Op;
+using llvm::BasicBlock;
+using llvm::Value;
+
+class Generator {
+ public:
+  Generator(const ir::Kernel& k, llvm::LLVMContext& ctx, const LlvmOptions& options)
+      : k_(k), ctx_(ctx), options_(options), b_(ctx), layout_(k) {
+    module_ = std::make_unique<llvm::Module>(k.name, ctx);
+  }
+
+  std::unique_ptr<llvm::Module> run() {
+    make_alias_scopes();
+    build_chunk();
+    if (k_.result) build_result();
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(*module_, &os))
+      throw Error(fmt::format("internal error: invalid LLVM IR for kernel '{}': {}", k_.name, err));
+    return std::move(module_);
+  }
+
+ private:
+  // ---- types ----
+  llvm::Type* type(DType t) {
+    switch (t) {
+      case DType::Bool:
+        return b_.getInt1Ty();
+      case DType::I8:
+      case DType::U8:
+        return b_.getInt8Ty();
+      case DType::I16:
+      case DType::U16:
+        return b_.getInt16Ty();
+      case DType::I32:
+      case DType::U32:
+        return b_.getInt32Ty();
+      case DType::I64:
+      case DType::U64:
+        return b_.getInt64Ty();
+      case DType::F32:
+        return b_.getFloatTy();
+      case DType::F64:
+        return b_.getDoubleTy();
+    }
+    return nullptr;
+  }
+  // Bools are bytes in memory and i1 in registers.
+  llvm::Type* mem_type(DType t) { return t == DType::Bool ? b_.getInt8Ty() : type(t); }
+  llvm::Type* type(const ir::Type& t) { return type(t.dtype); }
+
+  // ---- function skeleton ----
+  llvm::Function* begin_function(const std::string& name, std::vector<llvm::Type*> params) {
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, *module_);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::NoRecurse);
+    fn_ = f;
+    BasicBlock* entry = BasicBlock::Create(ctx_, "entry", f);
+    b_.SetInsertPoint(entry);
+    return f;
+  }
+
+  void load_arguments(Value* slots) {
+    auto slot = [&](int i) { return b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), slots, i); };
+    arrays_.assign(k_.params.size(), nullptr);
+    extents_.assign(k_.params.size(), {});
+    scalars_.assign(k_.params.size(), nullptr);
+    for (size_t p = 0; p < k_.params.size(); ++p) {
+      const ir::Param& param = k_.params[p];
+      int s = layout_.param_slot[p];
+      if (param.type.is_array()) {
+        auto* ptr = b_.CreateLoad(b_.getPtrTy(), slot(s), param.name);
+        ptr->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx_, {}));
+        arrays_[p] = ptr;
+        for (int d = 0; d < param.type.rank; ++d)
+          extents_[p].push_back(b_.CreateLoad(b_.getInt64Ty(), slot(s + 1 + d),
+                                              fmt::format("{}.shape{}", param.name, d)));
+      } else {
+        Value* v = b_.CreateLoad(mem_type(param.type.dtype), slot(s), param.name);
+        if (param.type.is_bool()) v = b_.CreateICmpNE(v, b_.getInt8(0));
+        scalars_[p] = v;
+      }
+    }
+    debug_record_ = b_.CreateLoad(b_.getPtrTy(), slot(layout_.debug_slot), "debug.record");
+    loop_values_.clear();
+    for (size_t d = 0; d < k_.dims.size(); ++d) {
+      int s = layout_.loop_slot + 3 * static_cast<int>(d);
+      const ir::LoopDim& dim = k_.dims[d];
+      // Constant starts and steps (the common range(n)) are compiled in so that the vectorizer
+      // sees unit-stride accesses; counts always come from the launch.
+      auto bound = [&](const ir::Expr& e, int i) -> Value* {
+        if (ir::is_const(e)) return b_.getInt64(e.int_bits);
+        return b_.CreateLoad(b_.getInt64Ty(), slot(i));
+      };
+      Value* start = bound(*dim.start, s);
+      Value* step = bound(*dim.step, s + 1);
+      Value* count = b_.CreateLoad(b_.getInt64Ty(), slot(s + 2));
+      loop_values_.push_back({start, step, count});
+    }
+    // Locals live in stack slots, zeroed so that a path that skips an assignment reads 0; SROA
+    // turns them into registers.
+    locals_.clear();
+    for (const ir::Local& l : k_.locals) {
+      auto* a = b_.CreateAlloca(type(l.type), nullptr, l.name);
+      locals_.push_back(a);
+    }
+    for (size_t i = 0; i < k_.locals.size(); ++i)
+      b_.CreateStore(llvm::Constant::getNullValue(type(k_.locals[i].type)), locals_[i]);
+  }
+
+  void build_chunk() {
+    begin_function(chunk_symbol(options_.symbol_prefix),
+                   {b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty()});
+    auto args = fn_->arg_begin();
+    Value* slots = &*args++;
+    Value* begin = &*args++;
+    Value* end = &*args;
+    fn_->addParamAttr(0, llvm::Attribute::NoAlias);
+    fn_->addParamAttr(0, llvm::Attribute::ReadOnly);
+    load_arguments(slots);
+    block(k_.prelude);
+    emit_loop(0, begin, end);
+    b_.CreateRetVoid();
+  }
+
+  // A counted loop idx in [from, to): var = start + idx * step.
+  void emit_loop(size_t d, Value* from, Value* to) {
+    if (d == k_.dims.size()) {
+      block(k_.body);
+      return;
+    }
+    auto [start, step, count] = loop_values_[d];
+    if (!from) from = b_.getInt64(0);
+    if (!to) to = count;
+    BasicBlock* pre = b_.GetInsertBlock();
+    BasicBlock* head = BasicBlock::Create(ctx_, fmt::format("par{}.head", d), fn_);
+    BasicBlock* body = BasicBlock::Create(ctx_, fmt::format("par{}.body", d), fn_);
+    BasicBlock* exit = BasicBlock::Create(ctx_, fmt::format("par{}.exit", d), fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    auto* idx = b_.CreatePHI(b_.getInt64Ty(), 2, fmt::format("par{}.idx", d));
+    idx->addIncoming(from, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(idx, to), body, exit);
+    b_.SetInsertPoint(body);
+    Value* var = b_.CreateAdd(start, b_.CreateMul(idx, step));
+    b_.CreateStore(var, locals_[k_.dims[d].var]);
+    emit_loop(d + 1, nullptr, nullptr);
+    Value* next = b_.CreateAdd(idx, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    idx->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  void build_result() {
+    begin_function(result_symbol(options_.symbol_prefix), {b_.getPtrTy(), b_.getPtrTy()});
+    auto args = fn_->arg_begin();
+    Value* slots = &*args++;
+    Value* out = &*args;
+    load_arguments(slots);
+    block(k_.prelude);
+    Value* v = expr(*k_.result);
+    if (k_.result->type.is_bool()) v = b_.CreateZExt(v, b_.getInt8Ty());
+    b_.CreateStore(v, out);
+    b_.CreateRetVoid();
+  }
+
+  // ---- alias scopes ----
+  void make_alias_scopes() {
+    if (!options_.no_alias) return;
+    llvm::MDBuilder md(ctx_);
+    llvm::MDNode* domain = md.createAnonymousAliasScopeDomain("tack.args");
+    scopes_.assign(k_.params.size(), nullptr);
+    for (size_t p = 0; p < k_.params.size(); ++p)
+      if (k_.params[p].type.is_array())
+        scopes_[p] = md.createAnonymousAliasScope(domain, k_.params[p].name);
+  }
+
+  void annotate(llvm::Instruction* inst, int array) {
+    if (scopes_.empty()) return;
+    std::vector<llvm::Metadata*> others;
+    for (size_t p = 0; p < scopes_.size(); ++p)
+      if (scopes_[p] && static_cast<int>(p) != array) others.push_back(scopes_[p]);
+    inst->setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(ctx_, {scopes_[array]}));
+    if (!others.empty())
+      inst->setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(ctx_, others));
+  }
+
+  // ---- memory ----
+  Value* address(int array, const std::vector<Value*>& idx) {
+    // Row-major: ((i0 * e1 + i1) * e2 + i2)...
+    Value* flat = idx[0];
+    for (size_t d = 1; d < idx.size(); ++d)
+      flat = b_.CreateAdd(b_.CreateMul(flat, extents_[array][d], "", false, true), idx[d], "",
+                          false, true);
+    return b_.CreateInBoundsGEP(mem_type(k_.params[array].type.dtype), arrays_[array], flat);
+  }
+
+  // Debug mode: the access happens only when every index is within its extent; otherwise the
+  // first violation is recorded for the runtime to report after the launch.
+  Value* in_bounds(int array, const std::vector<Value*>& idx) {
+    Value* ok = b_.getTrue();
+    for (size_t d = 0; d < idx.size(); ++d)
+      ok = b_.CreateAnd(ok, b_.CreateICmpULT(idx[d], extents_[array][d]));
+    return ok;
+  }
+
+  void report(int array, const std::vector<Value*>& idx, SourceLoc loc, bool is_store) {
+    auto* rec_ty = llvm::StructType::get(
+        ctx_, {b_.getInt32Ty(), b_.getInt32Ty(), b_.getInt32Ty(), b_.getInt32Ty(), b_.getInt32Ty(),
+               b_.getInt32Ty(), llvm::ArrayType::get(b_.getInt64Ty(), 8)});
+    auto* cas = b_.CreateAtomicCmpXchg(b_.CreateStructGEP(rec_ty, debug_record_, 0), b_.getInt32(0),
+                                       b_.getInt32(1), llvm::MaybeAlign(4),
+                                       llvm::AtomicOrdering::SequentiallyConsistent,
+                                       llvm::AtomicOrdering::SequentiallyConsistent);
+    BasicBlock* won = BasicBlock::Create(ctx_, "oob.first", fn_);
+    BasicBlock* done = BasicBlock::Create(ctx_, "oob.done", fn_);
+    b_.CreateCondBr(b_.CreateExtractValue(cas, 1), won, done);
+    b_.SetInsertPoint(won);
+    auto field = [&](int i, int v) {
+      b_.CreateStore(b_.getInt32(v), b_.CreateStructGEP(rec_ty, debug_record_, i));
+    };
+    field(1, array);
+    field(2, loc.line);
+    field(3, loc.col);
+    field(4, static_cast<int>(idx.size()));
+    field(5, is_store);
+    for (size_t d = 0; d < idx.size() && d < 8; ++d)
+      b_.CreateStore(idx[d], b_.CreateGEP(rec_ty, debug_record_,
+                                          {b_.getInt32(0), b_.getInt32(6), b_.getInt32(d)}));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  Value* load(const ir::Expr& e) {
+    std::vector<Value*> idx;
+    for (const auto& i : e.operands) idx.push_back(expr(*i));
+    DType dt = k_.params[e.index].type.dtype;
+    auto do_load = [&]() -> Value* {
+      auto* v = b_.CreateLoad(mem_type(dt), address(e.index, idx));
+      annotate(v, e.index);
+      return dt == DType::Bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : static_cast<Value*>(v);
+    };
+    if (!e.checked) return do_load();
+    BasicBlock* ok = BasicBlock::Create(ctx_, "load.ok", fn_);
+    BasicBlock* bad = BasicBlock::Create(ctx_, "load.oob", fn_);
+    BasicBlock* join = BasicBlock::Create(ctx_, "load.join", fn_);
+    b_.CreateCondBr(in_bounds(e.index, idx), ok, bad);
+    b_.SetInsertPoint(ok);
+    Value* v = do_load();
+    BasicBlock* ok_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(bad);
+    report(e.index, idx, e.loc, false);
+    BasicBlock* bad_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    auto* phi = b_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, ok_end);
+    phi->addIncoming(llvm::Constant::getNullValue(v->getType()), bad_end);
+    return phi;
+  }
+
+  void store(const ir::Stmt& s) {
+    std::vector<Value*> idx;
+    for (const auto& i : s.indices) idx.push_back(expr(*i));
+    Value* v = expr(*s.value);
+    DType dt = k_.params[s.index].type.dtype;
+    if (dt == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+    auto do_store = [&] { annotate(b_.CreateStore(v, address(s.index, idx)), s.index); };
+    if (!s.checked) return do_store();
+    BasicBlock* ok = BasicBlock::Create(ctx_, "store.ok", fn_);
+    BasicBlock* bad = BasicBlock::Create(ctx_, "store.oob", fn_);
+    BasicBlock* join = BasicBlock::Create(ctx_, "store.join", fn_);
+    b_.CreateCondBr(in_bounds(s.index, idx), ok, bad);
+    b_.SetInsertPoint(ok);
+    do_store();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(bad);
+    report(s.index, idx, s.loc, true);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+  }
+
+  // ---- expressions ----
+  Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Type*> types,
+                   std::vector<Value*> args) {
+    return b_.CreateCall(llvm::Intrinsic::getDeclaration(module_.get(), id, types), args);
+  }
+
+  Value* libm(const char* name, DType t, std::vector<Value*> args) {
+    std::string fn = t == DType::F32 ? std::string(name) + "f" : name;
+    std::vector<llvm::Type*> params(args.size(), type(t));
+    auto callee = module_->getOrInsertFunction(fn, llvm::FunctionType::get(type(t), params, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotThrow();
+      f->setWillReturn();
+    }
+    return b_.CreateCall(callee, args);
+  }
+
+  Value* cast(Value* v, DType from, DType to) {
+    if (from == to) return v;
+    llvm::Type* t = type(to);
+    if (to == DType::Bool) {
+      return is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                            : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    }
+    if (from == DType::Bool) return is_float(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
+    if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, t);
+    if (is_float(to)) return is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
+    if (is_float(from))  // truncates toward zero, saturating; NaN gives 0
+      return intrinsic(is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
+                       {t, v->getType()}, {v});
+    return b_.CreateIntCast(v, t, is_signed(from));
+  }
+
+  Value* int_floordiv_mod(Op op, Value* a, Value* d, bool is_signed_type) {
+    auto* ty = a->getType();
+    Value* zero = llvm::ConstantInt::get(ty, 0);
+    Value* one = llvm::ConstantInt::get(ty, 1);
+    Value* d_zero = b_.CreateICmpEQ(d, zero);
+    if (!is_signed_type) {
+      Value* safe = b_.CreateSelect(d_zero, one, d);
+      Value* r = op == Op::FloorDiv ? b_.CreateUDiv(a, safe) : b_.CreateURem(a, safe);
+      return b_.CreateSelect(d_zero, zero, r);
+    }
+    // x // 0 and x % 0 are 0; MIN // -1 wraps to MIN; neither may reach the hardware divider.
+    Value* minus_one = llvm::ConstantInt::get(ty, -1, true);
+    Value* d_m1 = b_.CreateICmpEQ(d, minus_one);
+    Value* safe = b_.CreateSelect(b_.CreateOr(d_zero, d_m1), one, d);
+    Value* q = b_.CreateSDiv(a, safe);
+    Value* r = b_.CreateSRem(a, safe);
+    // Python floors: adjust when the remainder is non-zero and its sign differs from the divisor.
+    Value* adjust =
+        b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, d), zero));
+    Value* result;
+    if (op == Op::FloorDiv) {
+      q = b_.CreateSub(q, b_.CreateZExt(adjust, ty));
+      result = b_.CreateSelect(d_m1, b_.CreateNeg(a), q);
+    } else {
+      result = b_.CreateSelect(adjust, b_.CreateAdd(r, d), r);
+      result = b_.CreateSelect(d_m1, zero, result);
+    }
+    return b_.CreateSelect(d_zero, zero, result);
+  }
+
+  // CPython's float floor division and modulo.
+  Value* float_floordiv_mod(Op op, Value* a, Value* w) {
+    auto* ty = a->getType();
+    Value* zero = llvm::ConstantFP::get(ty, 0.0);
+    Value* mod = b_.CreateFRem(a, w);
+    Value* mod_nz = b_.CreateFCmpUNE(mod, zero);
+    Value* signs_differ = b_.CreateXor(b_.CreateFCmpOLT(w, zero), b_.CreateFCmpOLT(mod, zero));
+    Value* fix = b_.CreateAnd(mod_nz, signs_differ);
+    if (op == Op::Mod) {
+      Value* m = b_.CreateSelect(fix, b_.CreateFAdd(mod, w), mod);
+      Value* signed_zero = intrinsic(llvm::Intrinsic::copysign, {ty}, {zero, w});
+      return b_.CreateSelect(mod_nz, m, signed_zero);
+    }
+    Value* div = b_.CreateFDiv(b_.CreateFSub(a, mod), w);
+    div = b_.CreateSelect(fix, b_.CreateFSub(div, llvm::ConstantFP::get(ty, 1.0)), div);
+    Value* fl = intrinsic(llvm::Intrinsic::floor, {ty}, {div});
+    Value* rounded =
+        b_.CreateSelect(b_.CreateFCmpOGT(b_.CreateFSub(div, fl), llvm::ConstantFP::get(ty, 0.5)),
+                        b_.CreateFAdd(fl, llvm::ConstantFP::get(ty, 1.0)), fl);
+    Value* quotient_zero = intrinsic(llvm::Intrinsic::copysign, {ty}, {zero, b_.CreateFDiv(a, w)});
+    Value* r = b_.CreateSelect(b_.CreateFCmpUNE(div, zero), rounded, quotient_zero);
+    // x // 0.0 is what x / 0.0 is (inf or nan), as in NumPy.
+    return b_.CreateSelect(b_.CreateFCmpOEQ(w, zero), b_.CreateFDiv(a, w), r);
+  }
+
+  // Exact integer power by squaring, modulo 2^N. A negative exponent gives the truncated real
+  // result: 1 for base 1, +-1 for base -1, 0 otherwise.
+  Value* int_pow(Value* base, Value* e, bool is_signed_type) {
+    auto* ty = base->getType();
+    std::string name =
+        fmt::format("tack.ipow.{}{}", is_signed_type ? "i" : "u", ty->getIntegerBitWidth());
+    llvm::Function* f = module_->getFunction(name);
+    if (!f) {
+      auto saved = b_.saveIP();
+      f = llvm::Function::Create(llvm::FunctionType::get(ty, {ty, ty}, false),
+                                 llvm::Function::InternalLinkage, name, *module_);
+      f->addFnAttr(llvm::Attribute::NoUnwind);
+      auto* entry = BasicBlock::Create(ctx_, "entry", f);
+      auto* loop = BasicBlock::Create(ctx_, "loop", f);
+      auto* done = BasicBlock::Create(ctx_, "done", f);
+      auto* negative = BasicBlock::Create(ctx_, "negative", f);
+      Value* x = f->getArg(0);
+      Value* n = f->getArg(1);
+      b_.SetInsertPoint(entry);
+      Value* zero = llvm::ConstantInt::get(ty, 0);
+      Value* one = llvm::ConstantInt::get(ty, 1);
+      if (is_signed_type)
+        b_.CreateCondBr(b_.CreateICmpSLT(n, zero), negative, loop);
+      else
+        b_.CreateBr(loop);
+      b_.SetInsertPoint(loop);
+      auto* acc = b_.CreatePHI(ty, 2);
+      auto* bb = b_.CreatePHI(ty, 2);
+      auto* ee = b_.CreatePHI(ty, 2);
+      acc->addIncoming(one, entry);
+      bb->addIncoming(x, entry);
+      ee->addIncoming(n, entry);
+      Value* odd = b_.CreateICmpNE(b_.CreateAnd(ee, one), zero);
+      Value* acc2 = b_.CreateSelect(odd, b_.CreateMul(acc, bb), acc);
+      Value* b2 = b_.CreateMul(bb, bb);
+      Value* e2 = b_.CreateLShr(ee, one);
+      acc->addIncoming(acc2, loop);
+      bb->addIncoming(b2, loop);
+      ee->addIncoming(e2, loop);
+      b_.CreateCondBr(b_.CreateICmpEQ(e2, zero), done, loop);
+      b_.SetInsertPoint(done);
+      auto* result = b_.CreatePHI(ty, 1);
+      result->addIncoming(acc2, loop);
+      // A zero exponent runs the loop once with an even exponent: the result stays 1.
+      b_.CreateRet(result);
+      b_.SetInsertPoint(negative);
+      Value* minus_one = llvm::ConstantInt::get(ty, -1, true);
+      Value* odd_n = b_.CreateICmpNE(b_.CreateAnd(n, one), zero);
+      Value* r = b_.CreateSelect(b_.CreateICmpEQ(x, one), one,
+                                 b_.CreateSelect(b_.CreateICmpEQ(x, minus_one),
+                                                 b_.CreateSelect(odd_n, minus_one, one), zero));
+      b_.CreateRet(r);
+      b_.restoreIP(saved);
+    }
+    return b_.CreateCall(f, {base, e});
+  }
+
+  Value* shift(Op op, Value* v, Value* amount, DType t, DType amount_type) {
+    auto* ty = v->getType();
+    unsigned width = ty->getIntegerBitWidth();
+    // Amounts are read as unsigned: a negative or too-large amount shifts everything out.
+    Value* amt64 = b_.CreateIntCast(amount, b_.getInt64Ty(), is_signed(amount_type));
+    Value* too_big = b_.CreateICmpUGE(amt64, b_.getInt64(width));
+    Value* amt = b_.CreateTrunc(b_.CreateSelect(too_big, b_.getInt64(0), amt64), ty);
+    if (op == Op::Shl)
+      return b_.CreateSelect(too_big, llvm::ConstantInt::get(ty, 0), b_.CreateShl(v, amt));
+    if (is_signed(t)) {
+      Value* sign = b_.CreateAShr(v, llvm::ConstantInt::get(ty, width - 1));
+      return b_.CreateSelect(too_big, sign, b_.CreateAShr(v, amt));
+    }
+    return b_.CreateSelect(too_big, llvm::ConstantInt::get(ty, 0), b_.CreateLShr(v, amt));
+  }
+
+  Value* compare(Op op, Value* a, Value* c, DType t) {
+    if (is_float(t)) {
+      switch (op) {
+        case Op::Lt:
+          return b_.CreateFCmpOLT(a, c);
+        case Op::Le:
+          return b_.CreateFCmpOLE(a, c);
+        case Op::Gt:
+          return b_.CreateFCmpOGT(a, c);
+        case Op::Ge:
+          return b_.CreateFCmpOGE(a, c);
+        case Op::Eq:
+          return b_.CreateFCmpOEQ(a, c);
+        default:
+          return b_.CreateFCmpUNE(a, c);
+      }
+    }
+    bool s = is_signed(t);
+    switch (op) {
+      case Op::Lt:
+        return s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c);
+      case Op::Le:
+        return s ? b_.CreateICmpSLE(a, c) : b_.CreateICmpULE(a, c);
+      case Op::Gt:
+        return s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c);
+      case Op::Ge:
+        return s ? b_.CreateICmpSGE(a, c) : b_.CreateICmpUGE(a, c);
+      case Op::Eq:
+        return b_.CreateICmpEQ(a, c);
+      default:
+        return b_.CreateICmpNE(a, c);
+    }
+  }
+
+  // Evaluates `then` or `otherwise` (only one), joining the results.
+  template <typename A, typename B>
+  Value* branch_value(Value* cond, A then, B otherwise, const char* name) {
+    BasicBlock* t = BasicBlock::Create(ctx_, fmt::format("{}.then", name), fn_);
+    BasicBlock* f = BasicBlock::Create(ctx_, fmt::format("{}.else", name), fn_);
+    BasicBlock* join = BasicBlock::Create(ctx_, fmt::format("{}.join", name), fn_);
+    b_.CreateCondBr(cond, t, f);
+    b_.SetInsertPoint(t);
+    Value* tv = then();
+    BasicBlock* t_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(f);
+    Value* fv = otherwise();
+    BasicBlock* f_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    auto* phi = b_.CreatePHI(tv->getType(), 2);
+    phi->addIncoming(tv, t_end);
+    phi->addIncoming(fv, f_end);
+    return phi;
+  }
+
+  Value* call(const ir::Expr& e) {
+    using ir::Builtin;
+    DType t = e.operands[0]->type.dtype;
+    std::vector<Value*> a;
+    for (const auto& o : e.operands) a.push_back(expr(*o));
+    llvm::Type* ty = type(t);
+    switch (e.callee) {
+      case Builtin::Sqrt:
+        return intrinsic(llvm::Intrinsic::sqrt, {ty}, a);
+      case Builtin::Rsqrt:
+        return b_.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
+                             intrinsic(llvm::Intrinsic::sqrt, {ty}, a));
+      case Builtin::Sin:
+        return libm("sin", t, a);
+      case Builtin::Cos:
+        return libm("cos", t, a);
+      case Builtin::Tan:
+        return libm("tan", t, a);
+      case Builtin::Asin:
+        return libm("asin", t, a);
+      case Builtin::Acos:
+        return libm("acos", t, a);
+      case Builtin::Atan:
+        return libm("atan", t, a);
+      case Builtin::Atan2:
+        return libm("atan2", t, a);
+      case Builtin::Sinh:
+        return libm("sinh", t, a);
+      case Builtin::Cosh:
+        return libm("cosh", t, a);
+      case Builtin::Tanh:
+        return libm("tanh", t, a);
+      case Builtin::Exp:
+        return libm("exp", t, a);
+      case Builtin::Exp2:
+        return libm("exp2", t, a);
+      case Builtin::Log:
+        return libm("log", t, a);
+      case Builtin::Log2:
+        return libm("log2", t, a);
+      case Builtin::Log10:
+        return libm("log10", t, a);
+      case Builtin::Floor:
+        return intrinsic(llvm::Intrinsic::floor, {ty}, a);
+      case Builtin::Ceil:
+        return intrinsic(llvm::Intrinsic::ceil, {ty}, a);
+      case Builtin::Trunc:
+        return intrinsic(llvm::Intrinsic::trunc, {ty}, a);
+      case Builtin::Round:
+        return intrinsic(llvm::Intrinsic::roundeven, {ty}, a);
+      case Builtin::Abs:
+        if (is_float(t)) return intrinsic(llvm::Intrinsic::fabs, {ty}, a);
+        return intrinsic(llvm::Intrinsic::abs, {ty}, {a[0], b_.getFalse()});
+      case Builtin::Fma:
+        return intrinsic(llvm::Intrinsic::fma, {ty}, a);
+      case Builtin::IsNan:
+        return b_.CreateFCmpUNO(a[0], a[0]);
+      case Builtin::IsInf:
+        return b_.CreateFCmpOEQ(intrinsic(llvm::Intrinsic::fabs, {ty}, a),
+                                llvm::ConstantFP::getInfinity(ty));
+    }
+    return nullptr;
+  }
+
+  Value* expr(const ir::Expr& e) {
+    DType t = e.type.dtype;
+    switch (e.op) {
+      case Op::Const:
+        if (e.type.is_float()) return llvm::ConstantFP::get(type(t), e.float_value);
+        return llvm::ConstantInt::get(type(t), e.int_bits);
+      case Op::Local:
+        return b_.CreateLoad(type(e.type), locals_[e.index]);
+      case Op::Param:
+        return scalars_[e.index];
+      case Op::ArrayDim:
+        return extents_[e.index][e.dim];
+      case Op::Load:
+        return load(e);
+      case Op::Call:
+        return call(e);
+      case Op::Cast:
+        return cast(expr(*e.operands[0]), e.operands[0]->type.dtype, t);
+      case Op::Select: {
+        Value* c = expr(*e.operands[0]);
+        return branch_value(
+            c, [&] { return expr(*e.operands[1]); }, [&] { return expr(*e.operands[2]); }, "sel");
+      }
+      case Op::LogicalAnd: {
+        Value* l = expr(*e.operands[0]);
+        return branch_value(
+            l, [&] { return expr(*e.operands[1]); }, [&] { return b_.getFalse(); }, "and");
+      }
+      case Op::LogicalOr: {
+        Value* l = expr(*e.operands[0]);
+        return branch_value(
+            l, [&] { return b_.getTrue(); }, [&] { return expr(*e.operands[1]); }, "or");
+      }
+      case Op::Not:
+        return b_.CreateNot(expr(*e.operands[0]));
+      case Op::Neg: {
+        Value* v = expr(*e.operands[0]);
+        return is_float(t) ? b_.CreateFNeg(v) : b_.CreateNeg(v);
+      }
+      case Op::BitNot:
+        return b_.CreateNot(expr(*e.operands[0]));
+      default:
+        break;
+    }
+    Value* a = expr(*e.operands[0]);
+    Value* c = expr(*e.operands[1]);
+    DType ot = e.operands[0]->type.dtype;
+    if (ir::is_comparison(e.op)) return compare(e.op, a, c, ot);
+    bool f = is_float(t);
+    switch (e.op) {
+      case Op::Add:
+        return f ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+      case Op::Sub:
+        return f ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
+      case Op::Mul:
+        return f ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+      case Op::Div:
+        return b_.CreateFDiv(a, c);
+      case Op::FloorDiv:
+      case Op::Mod:
+        return f ? float_floordiv_mod(e.op, a, c) : int_floordiv_mod(e.op, a, c, is_signed(t));
+      case Op::Pow:
+        return f ? intrinsic(llvm::Intrinsic::pow, {type(t)}, {a, c}) : int_pow(a, c, is_signed(t));
+      case Op::Shl:
+      case Op::Shr:
+        return shift(e.op, a, c, t, e.operands[1]->type.dtype);
+      case Op::BitAnd:
+        return b_.CreateAnd(a, c);
+      case Op::BitOr:
+        return b_.CreateOr(a, c);
+      case Op::BitXor:
+        return b_.CreateXor(a, c);
+      case Op::Min:
+        if (f) return intrinsic(llvm::Intrinsic::minimum, {type(t)}, {a, c});
+        return intrinsic(is_signed(t) ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {type(t)},
+                         {a, c});
+      case Op::Max:
+        if (f) return intrinsic(llvm::Intrinsic::maximum, {type(t)}, {a, c});
+        return intrinsic(is_signed(t) ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, {type(t)},
+                         {a, c});
+      default:
+        break;
+    }
+    throw Error(
+        fmt::format("internal error: no CPU code for IR operation '{}'", ir::op_name(e.op)));
+  }
+
+  // ---- statements ----
+  void block(const ir::Block& b) {
+    for (const auto& s : b) {
+      stmt(*s);
+      if (b_.GetInsertBlock()->getTerminator()) {
+        // Code after break/continue is unreachable; give it a block of its own.
+        b_.SetInsertPoint(BasicBlock::Create(ctx_, "dead", fn_));
+      }
+    }
+  }
+
+  void stmt(const ir::Stmt& s) {
+    switch (s.kind) {
+      case ir::Stmt::Kind::Assign:
+        b_.CreateStore(expr(*s.value), locals_[s.index]);
+        return;
+      case ir::Stmt::Kind::Store:
+        store(s);
+        return;
+      case ir::Stmt::Kind::If: {
+        Value* c = expr(*s.cond);
+        BasicBlock* t = BasicBlock::Create(ctx_, "if.then", fn_);
+        BasicBlock* f = BasicBlock::Create(ctx_, "if.else", fn_);
+        BasicBlock* join = BasicBlock::Create(ctx_, "if.end", fn_);
+        b_.CreateCondBr(c, t, f);
+        b_.SetInsertPoint(t);
+        block(s.body);
+        b_.CreateBr(join);
+        b_.SetInsertPoint(f);
+        block(s.orelse);
+        b_.CreateBr(join);
+        b_.SetInsertPoint(join);
+        return;
+      }
+      case ir::Stmt::Kind::While: {
+        BasicBlock* head = BasicBlock::Create(ctx_, "while.head", fn_);
+        BasicBlock* body = BasicBlock::Create(ctx_, "while.body", fn_);
+        BasicBlock* exit = BasicBlock::Create(ctx_, "while.end", fn_);
+        b_.CreateBr(head);
+        b_.SetInsertPoint(head);
+        b_.CreateCondBr(expr(*s.cond), body, exit);
+        b_.SetInsertPoint(body);
+        loops_.push_back({head, exit});
+        block(s.body);
+        loops_.pop_back();
+        b_.CreateBr(head);
+        b_.SetInsertPoint(exit);
+        return;
+      }
+      case ir::Stmt::Kind::For:
+        return for_loop(s);
+      case ir::Stmt::Kind::Break:
+        b_.CreateBr(loops_.back().second);
+        return;
+      case ir::Stmt::Kind::Continue:
+        b_.CreateBr(loops_.back().first);
+        return;
+    }
+  }
+
+  // range(start, stop, step): the trip count is computed once with unsigned 64-bit arithmetic,
+  // so no bound near the type's limits can overflow, and a zero step runs nothing.
+  void for_loop(const ir::Stmt& s) {
+    DType t = s.start->type.dtype;
+    bool sgn = is_signed(t);
+    Value* start = expr(*s.start);
+    Value* stop = expr(*s.stop);
+    Value* step = expr(*s.step);
+    auto wide = [&](Value* v) { return b_.CreateIntCast(v, b_.getInt64Ty(), sgn); };
+    Value* start64 = wide(start);
+    Value* stop64 = wide(stop);
+    Value* step64 = wide(step);
+    Value* zero = b_.getInt64(0);
+    Value* up = sgn ? b_.CreateICmpSGT(step64, zero) : b_.CreateICmpNE(step64, zero);
+    Value* nonempty = b_.CreateSelect(
+        up, sgn ? b_.CreateICmpSLT(start64, stop64) : b_.CreateICmpULT(start64, stop64),
+        b_.CreateAnd(b_.CreateICmpSLT(step64, zero), b_.CreateICmpSGT(start64, stop64)));
+    Value* dist = b_.CreateSelect(up, b_.CreateSub(stop64, start64), b_.CreateSub(start64, stop64));
+    Value* mag = b_.CreateSelect(up, step64, b_.CreateNeg(step64));
+    Value* safe_mag = b_.CreateSelect(b_.CreateICmpEQ(mag, zero), b_.getInt64(1), mag);
+    Value* trips = b_.CreateSelect(
+        nonempty,
+        b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(dist, b_.getInt64(1)), safe_mag), b_.getInt64(1)),
+        zero);
+    BasicBlock* pre = b_.GetInsertBlock();
+    BasicBlock* head = BasicBlock::Create(ctx_, "for.head", fn_);
+    BasicBlock* body = BasicBlock::Create(ctx_, "for.body", fn_);
+    BasicBlock* latch = BasicBlock::Create(ctx_, "for.next", fn_);
+    BasicBlock* exit = BasicBlock::Create(ctx_, "for.end", fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    auto* k = b_.CreatePHI(b_.getInt64Ty(), 2, "for.k");
+    k->addIncoming(zero, pre);
+    b_.CreateCondBr(b_.CreateICmpULT(k, trips), body, exit);
+    b_.SetInsertPoint(body);
+    Value* var = b_.CreateAdd(start, b_.CreateMul(b_.CreateTrunc(k, start->getType()), step));
+    b_.CreateStore(var, locals_[s.index]);
+    loops_.push_back({latch, exit});
+    block(s.body);
+    loops_.pop_back();
+    b_.CreateBr(latch);
+    b_.SetInsertPoint(latch);
+    Value* next = b_.CreateAdd(k, b_.getInt64(1));
+    k->addIncoming(next, latch);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  const ir::Kernel& k_;
+  llvm::LLVMContext& ctx_;
+  LlvmOptions options_;
+  llvm::IRBuilder<> b_;
+  ArgLayout layout_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::Function* fn_ = nullptr;
+  std::vector<Value*> arrays_;
+  std::vector<std::vector<Value*>> extents_;
+  std::vector<Value*> scalars_;
+  std::vector<llvm::AllocaInst*> locals_;
+  std::vector<std::array<Value*, 3>> loop_values_;
+  Value* debug_record_ = nullptr;
+  std::vector<llvm::MDNode*> scopes_;
+  std::vector<std::pair<BasicBlock*, BasicBlock*>> loops_;  // continue, break targets
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> generate_llvm(const ir::Kernel& k, llvm::LLVMContext& ctx,
+                                            const LlvmOptions& options) {
+  return Generator(k, ctx, options).run();
+}
+
+}  // namespace tack::codegen

@@ -1,0 +1,40 @@
+#include "lang/diagnostics.hpp"
+
+#include <fmt/format.h>
+
+namespace tack {
+namespace {
+
+std::string format_report(const std::string& file, const std::string& kernel, int line, int col,
+                          const std::string& message, const std::string& hint,
+                          const std::string& source_line) {
+  std::string where = kernel.empty() || kernel == "<module>"
+                          ? std::string()
+                          : fmt::format(" in kernel '{}'", kernel);
+  std::string out = fmt::format("{}:{}:{}: error{}: {}", file, line, col, where, message);
+  if (!source_line.empty()) {
+    out += fmt::format("\n    {}\n    {}^", source_line, std::string(col > 1 ? col - 1 : 0, ' '));
+  }
+  if (!hint.empty()) out += fmt::format("\n  hint: {}", hint);
+  return out;
+}
+
+}  // namespace
+
+CompileError::CompileError(std::string file, std::string kernel, int line, int col,
+                           std::string message, std::string hint, std::string source_line)
+    : Error(format_report(file, kernel, line, col, message, hint, source_line)),
+      file_(std::move(file)),
+      kernel_(std::move(kernel)),
+      line_(line),
+      col_(col),
+      message_(std::move(message)),
+      hint_(std::move(hint)) {}
+
+void throw_compile_error(const SourceFile& file, const std::string& kernel, SourceLoc loc,
+                         const std::string& message, const std::string& hint) {
+  throw CompileError(file.name(), kernel, loc.line, loc.col, message, hint,
+                     std::string(file.line(loc.line)));
+}
+
+}  // namespace tack

@@ -1,0 +1,17 @@
+// Building CompileErrors that point at a place in a kernels file.
+#pragma once
+
+#include <string>
+
+#include "lang/source.hpp"
+#include "tack/error.hpp"
+
+namespace tack {
+
+// Throws a CompileError at `loc` in `file`. `kernel` names the kernel or function being compiled
+// ("<module>" outside any). `hint` says what to write instead.
+[[noreturn]] void throw_compile_error(const SourceFile& file, const std::string& kernel,
+                                      SourceLoc loc, const std::string& message,
+                                      const std::string& hint = "");
+
+}  // namespace tack

@@ -1,0 +1,76 @@
+// Module-level name resolution: which names a kernels file binds (imports, constants, kernels,
+// device functions) and what a free name inside a function refers to.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lang/ast.hpp"
+#include "tack/dtype.hpp"
+
+namespace tack::lang {
+
+// A `tack.constant(value, dtype=None)` declared at module level. Its value is folded when the
+// module is loaded; constants are baked into the code at compilation.
+struct Constant {
+  std::string name;
+  SourceLoc loc;
+  bool is_float = false;
+  bool is_bool = false;
+  int64_t int_value = 0;
+  uint64_t uint_value = 0;  // exact value of a non-negative integer (may exceed int64)
+  double float_value = 0;
+  std::optional<DType> dtype;  // given explicitly; otherwise the constant is weak like a literal
+};
+
+// What a free name in a kernel refers to.
+struct Symbol {
+  enum class Kind {
+    Unknown,        // not bound at module level (or bound to something kernels cannot use)
+    HostValue,      // a module-level assignment that is not a tack.constant
+    Constant,       // constant
+    Function,       // a @tack.func or @tack.kernel (function)
+    TackModule,     // `tack` or its alias
+    MathModule,     // `math`
+    ForeignModule,  // another imported module (numpy...)
+    TackMember,     // a name imported from tack (`from tack import f32`): member
+  };
+  Kind kind = Kind::Unknown;
+  const Constant* constant = nullptr;
+  const ast::FunctionDef* function = nullptr;
+  std::string member;  // TackMember: the name inside tack; ForeignModule: the module
+  SourceLoc loc;       // where it was bound
+};
+
+enum class FunctionKind { Kernel, Func, Plain };
+
+class ResolvedModule {
+ public:
+  // Resolves the module's top level. Throws CompileError for a malformed tack.constant,
+  // a duplicate definition, or an unknown tack decorator.
+  explicit ResolvedModule(ast::Module module);
+
+  const SourceFile& source() const { return *module_.source; }
+  std::shared_ptr<const SourceFile> source_ptr() const { return module_.source; }
+  Symbol lookup(const std::string& name) const;
+  const ast::FunctionDef* function(const std::string& name) const;
+  FunctionKind kind_of(const ast::FunctionDef& f) const;
+  std::vector<std::string> kernel_names() const;
+  std::vector<std::string> func_names() const;
+
+ private:
+  void resolve_imports();
+  void resolve_globals();
+  void resolve_functions();
+  Constant fold_constant(const ast::GlobalAssign& g) const;
+
+  ast::Module module_;
+  std::map<std::string, Symbol> symbols_;
+  std::map<std::string, std::unique_ptr<Constant>> constants_;
+  std::map<const ast::FunctionDef*, FunctionKind> kinds_;
+};
+
+}  // namespace tack::lang

@@ -1,0 +1,68 @@
+// Process-wide controls: version, debug mode, sync, the cache.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/backend.hpp"
+#include "runtime/disk_cache.hpp"
+#include "runtime/stats.hpp"
+#include "tack/runtime.hpp"
+
+#ifndef TACK_VERSION
+#error "TACK_VERSION must be defined by the build"
+#endif
+
+namespace tack {
+namespace {
+
+std::atomic<bool>& debug_flag() {
+  static std::atomic<bool> flag = [] {
+    const char* env = std::getenv("TACK_DEBUG");
+    return env && *env && std::strcmp(env, "0") != 0;
+  }();
+  return flag;
+}
+
+}  // namespace
+
+const char* version() {
+  return TACK_VERSION;
+}
+
+void set_debug(bool on) {
+  debug_flag() = on;
+}
+bool debug() {
+  return debug_flag();
+}
+
+void sync() {
+  for (const Device& d : devices()) d.impl()->synchronize(d.index());
+}
+
+CacheStats cache_stats() {
+  auto& s = detail::stats();
+  DiskCacheStats disk = DiskCache::global().stats();
+  CacheStats out;
+  out.compiles = s.compiles;
+  out.memory_hits = s.memory_hits;
+  out.disk_hits = s.disk_hits;
+  out.disk_misses = s.disk_misses;
+  out.disk_writes = disk.writes;
+  out.disk_corrupt = disk.corrupt + s.disk_corrupt;
+  return out;
+}
+
+std::string cache_dir() {
+  return DiskCache::global().dir().string();
+}
+bool cache_enabled() {
+  return DiskCache::global().enabled();
+}
+
+size_t clear_cache() {
+  detail::forget_compiled_variants();
+  return DiskCache::global().clear();
+}
+
+}  // namespace tack

@@ -1,0 +1,126 @@
+// The device registry and the default device.
+#include <fmt/format.h>
+#include <mutex>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "runtime/backend.hpp"
+#include "tack/error.hpp"
+
+namespace tack {
+namespace detail {
+namespace {
+
+// Backends Tack knows, in the order `tack info` lists them. Only the CPU is built into this
+// version; the others say so, rather than failing obscurely.
+const char* const kKnownBackends[] = {"cpu", "cuda", "hip", "level_zero", "metal", "opencl"};
+
+struct Registry {
+  std::unique_ptr<Backend> cpu = cpu::make_cpu_backend();
+  std::mutex mutex;
+  Device default_device = cpu->device(0);
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // leaked: arrays may be freed during static destruction
+  return *r;
+}
+
+std::string unavailable_reason(const std::string& name) {
+  return fmt::format(
+      "the {} backend is not part of this build of Tack yet; the CPU backend "
+      "('cpu') is",
+      name);
+}
+
+}  // namespace
+
+Buffer::~Buffer() {
+  if (owned && ptr) backend->release(device, ptr);
+}
+
+Backend* find_backend(const std::string& name) {
+  return name == "cpu" ? registry().cpu.get() : nullptr;
+}
+
+}  // namespace detail
+
+const std::string& Device::type() const {
+  return backend().name;
+}
+std::string Device::name() const {
+  return fmt::format("{}:{}", type(), index_);
+}
+const BackendInfo& Device::backend() const {
+  if (!backend_) return detail::registry().default_device.backend();
+  return backend_->info();
+}
+
+Device device(const std::string& spec) {
+  std::string name = spec;
+  int index = 0;
+  if (auto colon = spec.find(':'); colon != std::string::npos) {
+    name = spec.substr(0, colon);
+    try {
+      size_t used = 0;
+      index = std::stoi(spec.substr(colon + 1), &used);
+      if (used != spec.size() - colon - 1 || index < 0) throw std::invalid_argument(spec);
+    } catch (const std::logic_error&) {
+      throw ValueError(
+          fmt::format("'{}' is not a device: write a backend name with an optional "
+                      "index, e.g. 'cpu' or 'cuda:1'",
+                      spec));
+    }
+  }
+  bool known = false;
+  for (const char* k : detail::kKnownBackends) known |= name == k;
+  if (!known)
+    throw ValueError(
+        fmt::format("'{}' is not a backend: use one of cpu, cuda, hip, level_zero, "
+                    "metal, opencl",
+                    name));
+  detail::Backend* b = detail::find_backend(name);
+  if (!b) throw DeviceError(detail::unavailable_reason(name));
+  if (index >= b->device_count())
+    throw DeviceError(fmt::format("there is no device {}: the {} backend has {} device{}", spec,
+                                  name, b->device_count(), b->device_count() == 1 ? "" : "s"));
+  return b->device(index);
+}
+
+std::vector<Device> devices() {
+  std::vector<Device> out;
+  for (const char* k : detail::kKnownBackends)
+    if (detail::Backend* b = detail::find_backend(k))
+      for (int i = 0; i < b->device_count(); ++i) out.push_back(b->device(i));
+  return out;
+}
+
+void set_default_device(const Device& d) {
+  std::lock_guard lock(detail::registry().mutex);
+  detail::registry().default_device = d;
+}
+void set_default_device(const std::string& name) {
+  set_default_device(device(name));
+}
+
+Device get_default_device() {
+  std::lock_guard lock(detail::registry().mutex);
+  return detail::registry().default_device;
+}
+
+const BackendInfo& get_backend() {
+  return get_default_device().backend();
+}
+
+std::vector<BackendStatus> backend_status() {
+  std::vector<BackendStatus> out;
+  for (const char* k : detail::kKnownBackends) {
+    BackendStatus s;
+    s.name = k;
+    s.available = detail::find_backend(k) != nullptr;
+    if (!s.available) s.reason = detail::unavailable_reason(k);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace tack

@@ -1,0 +1,412 @@
+// Modules and kernel calls: argument checks, specialization, the variant caches, launch.
+#include "tack/kernel.hpp"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "codegen/llvm/abi.hpp"
+#include "ir/passes.hpp"
+#include "ir/printer.hpp"
+#include "ir/verifier.hpp"
+#include "lang/parser.hpp"
+#include "lang/resolve.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/disk_cache.hpp"
+#include "runtime/stats.hpp"
+#include "sema/specialize.hpp"
+#include "tack/runtime.hpp"
+
+namespace tack {
+namespace detail {
+
+struct ModuleState {
+  std::shared_ptr<const lang::ResolvedModule> module;
+};
+
+// One specialization of a kernel on one device, and its code with and without the no-alias
+// assumption (each compiled when first needed).
+struct Variant {
+  ir::Kernel ir;
+  std::string canonical;  // the IR's canonical text, part of the cache key
+  std::string key_base;   // everything in the cache key but the compile options
+  Backend* backend = nullptr;
+  int device = 0;
+  std::mutex compile_mutex;
+  std::unique_ptr<LoadedCode> code[2];
+  CompileOptions options[2];
+};
+
+struct KernelState {
+  std::shared_ptr<const lang::ResolvedModule> module;
+  std::string name;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::unique_ptr<Variant>> variants;
+};
+
+namespace {
+
+// Every KernelState, so that clear_cache() can forget compiled variants.
+std::mutex g_kernels_mutex;
+std::vector<std::weak_ptr<KernelState>>& all_kernels() {
+  static auto* v = new std::vector<std::weak_ptr<KernelState>>();
+  return *v;
+}
+
+std::string shape_text(const int64_t* shape, int rank) {
+  std::string out = "(";
+  for (int i = 0; i < rank; ++i) out += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  return out + (rank == 1 ? ",)" : ")");
+}
+
+// The argument types a call specializes on. Scalars: an integer is i32 if it fits, else i64,
+// else u64; a float is f32, or f64 when any array argument is f64.
+struct CallTypes {
+  std::vector<sema::ArgType> types;
+  std::string key;  // the in-memory variant key
+  Device device;
+};
+
+CallTypes classify(std::span<const Arg> args) {
+  CallTypes c;
+  c.types.reserve(args.size());
+  bool any_f64 = false;
+  const Array* first_array = nullptr;
+  for (const Arg& a : args) {
+    if (a.kind() != Arg::Kind::Array) continue;
+    if (!a.array().valid())
+      throw TypeError("an argument is an empty tack::Array (never allocated)");
+    any_f64 |= a.array().dtype() == DType::F64;
+    if (!first_array) first_array = &a.array();
+  }
+  c.device = first_array ? first_array->device() : get_default_device();
+  c.key.reserve(8 + 2 * args.size());
+  c.key.push_back(static_cast<char>(c.device.index()));
+  c.key.append(reinterpret_cast<const char*>(&c.device), sizeof(void*));
+  c.key.push_back(debug() ? 'd' : 'r');
+  for (const Arg& a : args) {
+    sema::ArgType t;
+    switch (a.kind()) {
+      case Arg::Kind::Array:
+        t = sema::ArgType::array(a.array().dtype(), a.array().ndim());
+        break;
+      case Arg::Kind::Bool:
+        t = sema::ArgType::scalar(DType::Bool);
+        break;
+      case Arg::Kind::UInt:
+        t = sema::ArgType::scalar(DType::U64);
+        break;
+      case Arg::Kind::Float:
+        t = sema::ArgType::scalar(any_f64 ? DType::F64 : DType::F32);
+        break;
+      case Arg::Kind::Int: {
+        int64_t v = a.int_value();
+        t = sema::ArgType::scalar(v >= INT32_MIN && v <= INT32_MAX ? DType::I32 : DType::I64);
+        break;
+      }
+    }
+    c.types.push_back(t);
+    c.key.push_back(static_cast<char>(t.kind));
+    c.key.push_back(static_cast<char>(t.dtype));
+    c.key.push_back(static_cast<char>(t.rank));
+  }
+  return c;
+}
+
+uint64_t scalar_bits(const Arg& a, DType t) {
+  uint64_t bits = 0;
+  switch (a.kind()) {
+    case Arg::Kind::Bool:
+      bits = a.int_value() != 0;
+      break;
+    case Arg::Kind::Int:
+      bits = static_cast<uint64_t>(a.int_value());
+      break;
+    case Arg::Kind::UInt:
+      bits = a.uint_value();
+      break;
+    case Arg::Kind::Float:
+      if (t == DType::F32) {
+        float f = static_cast<float>(a.float_value());
+        std::memcpy(&bits, &f, sizeof f);
+      } else {
+        double d = a.float_value();
+        std::memcpy(&bits, &d, sizeof d);
+      }
+      break;
+    case Arg::Kind::Array:
+      break;
+  }
+  return bits;
+}
+
+std::string hex64(uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
+
+std::string cache_key(const Variant& v, int no_alias) {
+  return fmt::format("{}options no_alias={} debug={}\n{}", v.key_base, no_alias, v.ir.debug ? 1 : 0,
+                     v.canonical);
+}
+
+// Builds a variant: checks the dtypes against the backend, specializes, adds debug checks.
+std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c) {
+  Backend* backend = c.device.impl();
+  const BackendInfo& info = backend->info();
+  for (size_t i = 0; i < c.types.size(); ++i)
+    if (!info.supported_dtypes.count(c.types[i].dtype))
+      throw TypeError(
+          fmt::format("kernel '{}': argument {} has dtype {}, which {} does not support", ks.name,
+                      i + 1, dtype_name(c.types[i].dtype), info.label));
+  sema::TargetRules rules;
+  rules.backend_label = info.label;
+  rules.supports_workgroups = info.supports_workgroups;
+  auto v = std::make_unique<Variant>();
+  v->ir = sema::specialize(*ks.module, ks.name, c.types, rules);
+  if (debug()) {
+    ir::insert_bounds_checks(v->ir);
+    ir::verify(v->ir, "bounds checks");
+  }
+  v->canonical = ir::print(v->ir, {.locations = v->ir.debug});
+  v->backend = backend;
+  v->device = c.device.index();
+  v->key_base = fmt::format("tack {}\nbackend {}\ntarget {}\n", version(), info.name,
+                            backend->cache_target(c.device.index()));
+  for (int no_alias = 0; no_alias < 2; ++no_alias) {
+    // Symbols are named after the key, so an object from the disk cache links under its name.
+    std::string key = cache_key(*v, no_alias);
+    v->options[no_alias].no_alias = no_alias;
+    v->options[no_alias].symbol_prefix = "tack_" + hex64(XXH3_64bits(key.data(), key.size()));
+  }
+  return v;
+}
+
+// The variant's code: already loaded, from the disk cache, or compiled now.
+LoadedCode& code_for(Variant& v, int no_alias) {
+  if (v.code[no_alias]) {
+    stats().memory_hits++;
+    return *v.code[no_alias];
+  }
+  std::lock_guard lock(v.compile_mutex);
+  if (v.code[no_alias]) return *v.code[no_alias];
+  const CompileOptions& o = v.options[no_alias];
+  const std::string& backend = v.backend->info().name;
+  std::string key = cache_key(v, no_alias);
+  DiskCache& disk = DiskCache::global();
+  if (auto artifact = disk.load(backend, key)) {
+    try {
+      v.code[no_alias] = v.backend->load(*artifact, v.ir, o, v.device);
+      stats().disk_hits++;
+      return *v.code[no_alias];
+    } catch (const DeviceError&) {
+      // An entry that passed its checksum but does not load is treated like a corrupt one.
+      stats().disk_corrupt++;
+    }
+  } else {
+    stats().disk_misses++;
+  }
+  std::string artifact = v.backend->compile(v.ir, o, v.device);
+  stats().compiles++;
+  disk.store(backend, key, artifact);
+  v.code[no_alias] = v.backend->load(artifact, v.ir, o, v.device);
+  return *v.code[no_alias];
+}
+
+[[noreturn]] void raise_debug_violation(const Variant& v, const codegen::DebugRecord& r,
+                                        const LaunchArgs& args) {
+  const ir::Param& p = v.ir.params[r.array];
+  std::string index;
+  for (int d = 0; d < r.rank; ++d) index += fmt::format("{}{}", d ? ", " : "", r.index[d]);
+  throw IndexError(fmt::format(
+      "{}:{}:{}: in kernel '{}': index [{}] is out of bounds for array '{}' of shape {}; the {} "
+      "was not performed",
+      v.ir.file, r.line, r.col, v.ir.name, index, p.name,
+      shape_text(args.params[r.array].shape, p.type.rank), r.is_store ? "store" : "load"));
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- Module ----
+
+Module Module::from_source(const std::string& source, const std::string& filename) {
+  auto file = std::make_shared<const SourceFile>(filename, source);
+  Module m;
+  m.state_ = std::make_shared<detail::ModuleState>();
+  m.state_->module = std::make_shared<const lang::ResolvedModule>(lang::parse_module(file));
+  return m;
+}
+
+Module Module::from_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read the kernels file '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return from_source(ss.str(), path);
+}
+
+Kernel Module::kernel(const std::string& name) const {
+  const ast::FunctionDef* f = state_->module->function(name);
+  if (!f || state_->module->kind_of(*f) != lang::FunctionKind::Kernel) {
+    std::string known;
+    for (const auto& n : state_->module->kernel_names()) known += (known.empty() ? "" : ", ") + n;
+    throw TypeError(fmt::format("{} has no kernel named '{}' (its kernels: {})",
+                                state_->module->source().name(), name,
+                                known.empty() ? "none" : known));
+  }
+  auto ks = std::make_shared<detail::KernelState>();
+  ks->module = state_->module;
+  ks->name = name;
+  std::lock_guard lock(detail::g_kernels_mutex);
+  detail::all_kernels().push_back(ks);
+  return Kernel(std::move(ks));
+}
+
+std::vector<std::string> Module::kernel_names() const {
+  return state_->module->kernel_names();
+}
+
+// ---- Kernel ----
+
+const std::string& Kernel::name() const {
+  return state_->name;
+}
+
+namespace {
+
+detail::Variant& variant_for(detail::KernelState& ks, const detail::CallTypes& c) {
+  std::lock_guard lock(ks.mutex);
+  auto it = ks.variants.find(c.key);
+  if (it != ks.variants.end()) return *it->second;
+  auto v = detail::make_variant(ks, c);
+  return *ks.variants.emplace(c.key, std::move(v)).first->second;
+}
+
+}  // namespace
+
+Scalar Kernel::call(std::span<const Arg> args) const {
+  if (!state_) throw TypeError("calling an empty tack::Kernel");
+  detail::CallTypes c = detail::classify(args);
+  detail::Variant& v = variant_for(*state_, c);
+  const ir::Kernel& k = v.ir;
+
+  detail::LaunchArgs launch;
+  launch.params.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Param& p = k.params[i];
+    if (p.type.is_array()) {
+      const Array& a = args[i].array();
+      if (!(a.device() == c.device))
+        throw TypeError(
+            fmt::format("kernel '{}': array '{}' is on {} but the call runs on {}; "
+                        "copy it with tack::copyto first",
+                        k.name, p.name, a.device().name(), c.device.name()));
+      if (p.written && !a.writable())
+        throw ValueError(
+            fmt::format("kernel '{}' writes to '{}', but that array is read-only", k.name, p.name));
+      launch.params[i].data = a.data();
+      launch.params[i].shape = a.shape().data();
+    } else {
+      launch.params[i].scalar = detail::scalar_bits(args[i], p.type.dtype);
+    }
+  }
+
+  // The iteration space, from the launch's own values.
+  ir::HostValues values{
+      [&](int p) { return launch.params[p].scalar; },
+      [&](int p, int d) { return launch.params[p].shape[d]; },
+  };
+  for (const ir::LoopDim& d : k.dims) {
+    int64_t start = ir::eval_host(*d.start, values);
+    int64_t stop = ir::eval_host(*d.stop, values);
+    int64_t step = ir::eval_host(*d.step, values);
+    if (step <= 0)
+      throw ValueError(fmt::format(
+          "kernel '{}': the parallel loop's step is {}; it must be positive", k.name, step));
+    int64_t count = stop > start ? static_cast<int64_t>((static_cast<uint64_t>(stop) -
+                                                         static_cast<uint64_t>(start) - 1) /
+                                                            static_cast<uint64_t>(step) +
+                                                        1)
+                                 : 0;
+    launch.start.push_back(start);
+    launch.step.push_back(step);
+    launch.count.push_back(count);
+  }
+
+  // The no-alias variant may run when no written array overlaps another array argument.
+  int no_alias = 1;
+  for (size_t i = 0; i < args.size() && no_alias; ++i) {
+    if (!k.params[i].written) continue;
+    const Array& w = args[i].array();
+    auto wb = static_cast<const char*>(w.data());
+    auto we = wb + w.nbytes();
+    for (size_t j = 0; j < args.size(); ++j) {
+      if (j == i || !k.params[j].type.is_array()) continue;
+      const Array& o = args[j].array();
+      auto ob = static_cast<const char*>(o.data());
+      if (ob < we && wb < ob + o.nbytes()) {
+        no_alias = 0;
+        break;
+      }
+    }
+  }
+
+  detail::LoadedCode& code = detail::code_for(v, no_alias);
+  codegen::DebugRecord record{};
+  if (k.debug) launch.debug_record = &record;
+  alignas(8) unsigned char result[8] = {};
+  if (k.result) launch.result = result;
+  v.backend->launch(code, k, launch, v.device);
+  if (k.debug && record.hit) detail::raise_debug_violation(v, record, launch);
+
+  Scalar out;
+  if (k.result) {
+    out.has_value = true;
+    out.dtype = k.result->type.dtype;
+    if (is_float(out.dtype)) {
+      out.value = out.dtype == DType::F32 ? *reinterpret_cast<float*>(result)
+                                          : *reinterpret_cast<double*>(result);
+    } else if (out.dtype == DType::Bool) {
+      out.value = result[0] != 0;
+      out.int_value = result[0] != 0;
+    } else {
+      uint64_t bits = 0;
+      std::memcpy(&bits, result, dtype_size(out.dtype));
+      if (is_signed(out.dtype) && dtype_bits(out.dtype) < 64 &&
+          (bits >> (dtype_bits(out.dtype) - 1)) & 1)
+        bits |= ~uint64_t{0} << dtype_bits(out.dtype);
+      out.int_value = static_cast<int64_t>(bits);
+      out.value =
+          is_unsigned(out.dtype) ? static_cast<double>(bits) : static_cast<double>(out.int_value);
+    }
+  }
+  return out;
+}
+
+std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode) const {
+  detail::CallTypes c = detail::classify(args);
+  detail::Variant& v = variant_for(*state_, c);
+  if (mode == InspectMode::IR) return ir::print(v.ir);
+  return v.backend->emit(v.ir, v.options[0], mode == InspectMode::Optimized);
+}
+
+namespace detail {
+
+void forget_compiled_variants() {
+  std::lock_guard lock(g_kernels_mutex);
+  auto& all = all_kernels();
+  std::erase_if(all, [](const std::weak_ptr<KernelState>& w) { return w.expired(); });
+  for (auto& w : all)
+    if (auto ks = w.lock()) {
+      std::lock_guard klock(ks->mutex);
+      ks->variants.clear();
+    }
+}
+
+}  // namespace detail
+}  // namespace tack

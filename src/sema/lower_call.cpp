@@ -1,0 +1,222 @@
+// Lowering calls: casts, len, and the math builtins.
+#include <fmt/format.h>
+#include <cmath>
+#include <set>
+
+#include "sema/lowerer.hpp"
+
+namespace tack::sema {
+
+using ir::Builtin;
+using ir::Op;
+using ir::Type;
+using Weak = Value::Weak;
+
+namespace {
+
+const std::map<std::string, Builtin>& float_builtins() {
+  static const std::map<std::string, Builtin> m = {
+      {"sqrt", Builtin::Sqrt},   {"rsqrt", Builtin::Rsqrt}, {"sin", Builtin::Sin},
+      {"cos", Builtin::Cos},     {"tan", Builtin::Tan},     {"asin", Builtin::Asin},
+      {"acos", Builtin::Acos},   {"atan", Builtin::Atan},   {"sinh", Builtin::Sinh},
+      {"cosh", Builtin::Cosh},   {"tanh", Builtin::Tanh},   {"exp", Builtin::Exp},
+      {"exp2", Builtin::Exp2},   {"log", Builtin::Log},     {"log2", Builtin::Log2},
+      {"log10", Builtin::Log10}, {"floor", Builtin::Floor}, {"ceil", Builtin::Ceil},
+      {"trunc", Builtin::Trunc}, {"round", Builtin::Round},
+  };
+  return m;
+}
+
+// Names of the language that this version of Tack does not compile yet, so that using one gives
+// an honest error rather than "not defined".
+const std::set<std::string>& later_names() {
+  static const std::set<std::string> s = {"vec2",       "vec3",        "vec4",
+                                          "dvec2",      "dvec3",       "dvec4",
+                                          "ivec2",      "ivec3",       "ivec4",
+                                          "uvec2",      "uvec3",       "uvec4",
+                                          "mat2",       "mat3",        "mat4",
+                                          "dmat2",      "dmat3",       "dmat4",
+                                          "dot",        "cross",       "length",
+                                          "distance",   "normalize",   "mix",
+                                          "clamp",      "saturate",    "smoothstep",
+                                          "step",       "fract",       "sign",
+                                          "reflect",    "any",         "all",
+                                          "select",     "transpose",   "determinant",
+                                          "inverse",    "atomic_add",  "atomic_sub",
+                                          "atomic_min", "atomic_max",  "atomic_and",
+                                          "atomic_or",  "atomic_xor",  "atomic_exchange",
+                                          "atomic_cas", "local_array", "local_array_like",
+                                          "random",     "print",       "texture2d",
+                                          "texture3d"};
+  return s;
+}
+
+}  // namespace
+
+std::optional<DType> Lowerer::dtype_named(const ast::Expr& e) const {
+  std::string name = builtin_name(e);
+  if (name.empty() || name == "int" || name == "float") return std::nullopt;
+  return dtype_from_name(name);
+}
+
+std::string Lowerer::builtin_name(const ast::Expr& callee) const {
+  using K = ast::Expr::Kind;
+  if (callee.kind == K::Name) {
+    if (locals_.count(callee.name) || params_.count(callee.name)) return "";
+    lang::Symbol s = module_.lookup(callee.name);
+    if (s.kind == lang::Symbol::Kind::TackMember) return s.member;
+    if (s.kind == lang::Symbol::Kind::Unknown) return callee.name;  // Python builtins: len, min...
+    return "";
+  }
+  if (callee.kind == K::Attribute && callee.operand->kind == K::Name &&
+      !locals_.count(callee.operand->name) && !params_.count(callee.operand->name)) {
+    lang::Symbol s = module_.lookup(callee.operand->name);
+    if (s.kind == lang::Symbol::Kind::TackModule || s.kind == lang::Symbol::Kind::MathModule)
+      return callee.name;
+  }
+  // tack.math.NAME
+  if (callee.kind == K::Attribute && callee.operand->kind == K::Attribute &&
+      callee.operand->name == "math" && callee.operand->operand->kind == K::Name &&
+      module_.lookup(callee.operand->operand->name).kind == lang::Symbol::Kind::TackModule)
+    return callee.name;
+  return "";
+}
+
+Value Lowerer::call(const ast::Expr& e) {
+  SourceLoc loc = e.loc;
+  std::string name = builtin_name(*e.operand);
+  if (e.operand->kind == ast::Expr::Kind::Name && name.empty()) {
+    lang::Symbol s = module_.lookup(e.operand->name);
+    if (s.kind == lang::Symbol::Kind::Function) {
+      if (module_.kind_of(*s.function) == lang::FunctionKind::Kernel)
+        fail(loc, fmt::format("kernel '{}' cannot be called from a kernel", e.operand->name),
+             "move the shared code into a @tack.func");
+      fail(loc,
+           fmt::format("calling the function '{}' from a kernel is not supported by this "
+                       "version of Tack",
+                       e.operand->name),
+           "write its body inline in the kernel");
+    }
+  }
+  if (name.empty())
+    fail(loc, "this is not a function a kernel can call",
+         "call a math builtin (sqrt, sin, ...), a dtype (tack.f32(x)), len or abs/min/max");
+  if (!e.keywords.empty())
+    fail(e.keywords[0].loc, fmt::format("{}() takes no keyword arguments", name),
+         "pass the arguments by position");
+  auto nargs = [&](size_t n) {
+    if (e.args.size() != n)
+      fail(loc,
+           fmt::format("{}() takes {} argument{}, not {}", name, n, n == 1 ? "" : "s",
+                       e.args.size()),
+           "");
+  };
+  auto float_arg = [&](const ast::Expr& a) -> ir::ExprPtr {
+    Value v = expr(a);
+    if (v.weak != Weak::No) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
+    if (!v.e->type.is_float()) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
+    return std::move(v.e);
+  };
+
+  // Conversions.
+  if (name == "int" || name == "float" || name == "bool" || dtype_from_name(name)) {
+    nargs(1);
+    Value v = expr(*e.args[0]);
+    if (name == "bool") return {truth(std::move(v), loc)};
+    DType to = name == "int" ? DType::I32 : name == "float" ? DType::F32 : *dtype_from_name(name);
+    if (to == DType::Bool) return {truth(std::move(v), loc)};
+    if (v.weak == Weak::Float && is_integer(to)) {
+      double f = std::trunc(v.e->float_value);
+      ir::ExprPtr x = ir::make_cast(std::move(v.e), Type::scalar(float_type_));
+      if (std::isfinite(f)) return {ir::make_cast(std::move(x), Type::scalar(to))};
+      fail(loc, "cannot convert an infinite or NaN literal to an integer");
+    }
+    return {ir::make_cast(materialize(std::move(v)), Type::scalar(to))};
+  }
+  if (name == "len") {
+    nargs(1);
+    int a = array_param(*e.args[0]);
+    if (a < 0) fail(e.args[0]->loc, "len() takes an array argument", "write len(x) for an array x");
+    return {ir::make_array_dim(a, 0, loc)};
+  }
+  if (auto it = float_builtins().find(name); it != float_builtins().end()) {
+    nargs(1);
+    ir::ExprPtr x = float_arg(*e.args[0]);
+    Type t = x->type;
+    std::vector<ir::ExprPtr> args;
+    args.push_back(std::move(x));
+    return {ir::make_call(it->second, t, std::move(args), loc)};
+  }
+  if (name == "atan2" || name == "fma") {
+    size_t n = name == "fma" ? 3 : 2;
+    nargs(n);
+    std::vector<ir::ExprPtr> args;
+    for (size_t i = 0; i < n; ++i) args.push_back(float_arg(*e.args[i]));
+    // The widest float among the arguments; literals arrive as the kernel's float type.
+    DType t = args[0]->type.dtype;
+    for (auto& a : args)
+      if (dtype_bits(a->type.dtype) > dtype_bits(t)) t = a->type.dtype;
+    for (auto& a : args) a = ir::make_cast(std::move(a), Type::scalar(t));
+    return {ir::make_call(name == "fma" ? Builtin::Fma : Builtin::Atan2, Type::scalar(t),
+                          std::move(args), loc)};
+  }
+  if (name == "isnan" || name == "isinf") {
+    nargs(1);
+    ir::ExprPtr x = float_arg(*e.args[0]);
+    std::vector<ir::ExprPtr> args;
+    args.push_back(std::move(x));
+    return {ir::make_call(name == "isnan" ? Builtin::IsNan : Builtin::IsInf, Type::bool_(),
+                          std::move(args), loc)};
+  }
+  if (name == "abs") {
+    nargs(1);
+    Value v = expr(*e.args[0]);
+    if (v.weak == Weak::Float) return weak_float(std::fabs(v.e->float_value), loc);
+    if (v.weak == Weak::Int && v.dtype() == DType::I64) {
+      int64_t x = static_cast<int64_t>(v.e->int_bits);
+      if (x == INT64_MIN) fail(loc, "abs of this literal overflows 64 bits");
+      return weak_int(x < 0 ? -x : x, loc);
+    }
+    ir::ExprPtr x = materialize(std::move(v));
+    if (x->type.is_bool()) x = ir::make_cast(std::move(x), Type::scalar(DType::I32));
+    if (is_unsigned(x->type.dtype)) return {std::move(x)};
+    Type t = x->type;
+    std::vector<ir::ExprPtr> args;
+    args.push_back(std::move(x));
+    return {ir::make_call(Builtin::Abs, t, std::move(args), loc)};
+  }
+  if (name == "min" || name == "max") {
+    if (e.args.size() < 2)
+      fail(loc, fmt::format("{}() takes two or more arguments", name),
+           "reductions over arrays are written as loops in kernels");
+    Value acc = expr(*e.args[0]);
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      auto [l, r] = unify(std::move(acc), expr(*e.args[i]), loc, name == "min" ? "min" : "max");
+      if (l->type.is_bool()) {
+        l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
+        r = ir::make_cast(std::move(r), Type::scalar(DType::I32));
+      }
+      acc = {ir::make_binary(name == "min" ? Op::Min : Op::Max, std::move(l), std::move(r), loc)};
+    }
+    return acc;
+  }
+  if (name == "pow") {
+    nargs(2);
+    return binary(ast::BinOp::Pow, expr(*e.args[0]), expr(*e.args[1]), loc);
+  }
+  if (name == "range" || name == "ndrange")
+    fail(loc, fmt::format("{}() is only allowed as the iterable of a for loop", name),
+         "write for i in range(n):");
+  if (name == "constant")
+    fail(loc, "tack.constant is declared at module level, not inside a kernel",
+         "write NAME = tack.constant(value) at the top of the file");
+  if (later_names().count(name))
+    fail(loc, fmt::format("'{}' is not supported by this version of Tack", name),
+         "it is part of the language and will come in a later release; write the computation "
+         "with scalars for now");
+  fail(loc, fmt::format("'{}' is not a function a kernel can call", name),
+       "kernels call math builtins (sqrt, sin, exp, ...), dtypes as casts (tack.f32(x)), len, "
+       "abs, min, max, pow");
+}
+
+}  // namespace tack::sema

@@ -1,0 +1,605 @@
+// Lowering expressions: names, literals, operators, subscripts, with the promotion rules.
+#include <fmt/format.h>
+#include <cmath>
+#include <numbers>
+
+#include "lang/diagnostics.hpp"
+#include "sema/lowerer.hpp"
+#include "sema/type_rules.hpp"
+
+namespace tack::sema {
+
+using ir::Op;
+using ir::Type;
+using Weak = Value::Weak;
+
+namespace {
+
+std::string dt(DType t) {
+  return std::string(dtype_name(t));
+}
+
+bool weak_negative(const Value& v) {
+  return v.weak == Weak::Int && v.e->type.dtype == DType::I64 &&
+         static_cast<int64_t>(v.e->int_bits) < 0;
+}
+
+// Python's floor division and modulo on doubles (CPython's float_divmod), used to fold literals
+// exactly as the generated code computes them.
+double py_floordiv(double a, double b) {
+  if (b == 0) return a / b;
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0;
+  if (div == 0) return std::copysign(0.0, a / b);
+  double fl = std::floor(div);
+  return div - fl > 0.5 ? fl + 1.0 : fl;
+}
+
+double py_mod(double a, double b) {
+  double mod = std::fmod(a, b);
+  if (mod != 0) {
+    if ((b < 0) != (mod < 0)) mod += b;
+  } else {
+    mod = std::copysign(0.0, b);
+  }
+  return mod;
+}
+
+Op arith_op(ast::BinOp op) {
+  switch (op) {
+    case ast::BinOp::Add:
+      return Op::Add;
+    case ast::BinOp::Sub:
+      return Op::Sub;
+    case ast::BinOp::Mul:
+      return Op::Mul;
+    case ast::BinOp::Div:
+      return Op::Div;
+    case ast::BinOp::FloorDiv:
+      return Op::FloorDiv;
+    case ast::BinOp::Mod:
+      return Op::Mod;
+    case ast::BinOp::Pow:
+      return Op::Pow;
+    case ast::BinOp::Shl:
+      return Op::Shl;
+    case ast::BinOp::Shr:
+      return Op::Shr;
+    case ast::BinOp::BitAnd:
+      return Op::BitAnd;
+    case ast::BinOp::BitOr:
+      return Op::BitOr;
+    case ast::BinOp::BitXor:
+      return Op::BitXor;
+    case ast::BinOp::MatMul:
+      break;
+  }
+  return Op::Add;
+}
+
+Op compare_op(ast::CmpOp op) {
+  switch (op) {
+    case ast::CmpOp::Lt:
+      return Op::Lt;
+    case ast::CmpOp::Le:
+      return Op::Le;
+    case ast::CmpOp::Gt:
+      return Op::Gt;
+    case ast::CmpOp::Ge:
+      return Op::Ge;
+    case ast::CmpOp::Eq:
+      return Op::Eq;
+    case ast::CmpOp::Ne:
+      return Op::Ne;
+  }
+  return Op::Eq;
+}
+
+}  // namespace
+
+void Lowerer::fail(SourceLoc loc, const std::string& message, const std::string& hint) const {
+  throw_compile_error(module_.source(), def_.name, loc, message, hint);
+}
+
+void Lowerer::fail_arg(SourceLoc loc, const std::string& message) const {
+  throw TypeError(fmt::format("{}:{}:{}: in kernel '{}': {}", module_.source().name(), loc.line,
+                              loc.col, def_.name, message));
+}
+
+Value Lowerer::weak_int(int64_t v, SourceLoc loc) {
+  return {ir::make_int(Type::i64(), static_cast<uint64_t>(v), loc), Weak::Int};
+}
+
+Value Lowerer::weak_uint(uint64_t v, SourceLoc loc) {
+  if (v <= static_cast<uint64_t>(INT64_MAX)) return weak_int(static_cast<int64_t>(v), loc);
+  return {ir::make_int(Type::scalar(DType::U64), v, loc), Weak::Int};
+}
+
+Value Lowerer::weak_float(double v, SourceLoc loc) {
+  return {ir::make_float(Type::scalar(DType::F64), v, loc), Weak::Float};
+}
+
+Value Lowerer::constant(const lang::Constant& c, SourceLoc loc) {
+  if (c.is_bool) return {ir::make_bool(c.int_value != 0, loc), Weak::No};
+  Value v = c.is_float ? weak_float(c.float_value, loc) : weak_uint(c.uint_value, loc);
+  if (!c.is_float && c.int_value < 0) v = weak_int(c.int_value, loc);
+  if (c.dtype) {
+    if (v.weak == Weak::Int && is_integer(*c.dtype) &&
+        !int_fits(*c.dtype, weak_negative(v), v.e->int_bits))
+      fail(loc, fmt::format("constant '{}' does not fit its dtype {}", c.name, dt(*c.dtype)),
+           "choose a wider dtype= in its tack.constant");
+    return {ir::make_cast(materialize(std::move(v)), Type::scalar(*c.dtype)), Weak::No};
+  }
+  return v;
+}
+
+ir::ExprPtr Lowerer::materialize(Value v) {
+  if (v.weak == Weak::Float) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
+  if (v.weak == Weak::Int) {
+    DType t = literal_int_type(weak_negative(v), v.e->int_bits);
+    return ir::make_cast(std::move(v.e), Type::scalar(t));
+  }
+  return std::move(v.e);
+}
+
+std::pair<ir::ExprPtr, ir::ExprPtr> Lowerer::unify(Value a, Value b, SourceLoc loc,
+                                                   const char* what) {
+  // A weak operand adopts the other's type when its value fits it; a weak float meeting an
+  // integer gives the kernel's float type; otherwise both are concrete and promote.
+  auto adopt = [&](Value& weak, const Value& strong) {
+    DType s = strong.dtype();
+    if (weak.weak == Weak::Int) {
+      if (is_float(s))
+        weak.e = ir::make_cast(std::move(weak.e), Type::scalar(s));
+      else if (is_integer(s) && int_fits(s, weak_negative(weak), weak.e->int_bits))
+        weak.e = ir::make_cast(std::move(weak.e), Type::scalar(s));
+      else
+        weak.e = materialize(std::move(weak));
+    } else {
+      weak.e = ir::make_cast(std::move(weak.e), Type::scalar(is_float(s) ? s : float_type_));
+    }
+    weak.weak = Weak::No;
+  };
+  if (a.is_weak() && b.is_weak()) {
+    if (a.weak == Weak::Float || b.weak == Weak::Float) {
+      a.e = ir::make_cast(std::move(a.e), Type::scalar(float_type_));
+      b.e = ir::make_cast(std::move(b.e), Type::scalar(float_type_));
+    } else {
+      a.e = materialize(std::move(a));
+      b.e = materialize(std::move(b));
+    }
+  } else if (a.is_weak()) {
+    adopt(a, b);
+  } else if (b.is_weak()) {
+    adopt(b, a);
+  }
+  DType ta = a.e->type.dtype, tb = b.e->type.dtype;
+  // Two bools stay bools (comparisons, conditionals); arithmetic widens them itself.
+  if (ta == DType::Bool && tb == DType::Bool) return {std::move(a.e), std::move(b.e)};
+  std::optional<DType> t = promote(ta, tb);
+  if (!t)
+    fail(loc,
+         fmt::format("{} of {} and {} has no common type: no type holds both ranges", what, dt(ta),
+                     dt(tb)),
+         fmt::format("cast one operand explicitly, e.g. tack.i64(x) or tack.u64(x)"));
+  return {ir::make_cast(std::move(a.e), Type::scalar(*t)),
+          ir::make_cast(std::move(b.e), Type::scalar(*t))};
+}
+
+ir::ExprPtr Lowerer::truth(Value v, SourceLoc loc) {
+  ir::ExprPtr e = materialize(std::move(v));
+  if (e->type.is_bool()) return e;
+  if (!e->type.is_scalar()) fail(loc, "this value has no truth value", "compare it explicitly");
+  ir::ExprPtr zero =
+      e->type.is_float() ? ir::make_float(e->type, 0.0, loc) : ir::make_int(e->type, 0, loc);
+  return ir::make_binary(Op::Ne, std::move(e), std::move(zero), loc);
+}
+
+ir::ExprPtr Lowerer::index_value(Value v, SourceLoc loc) {
+  if (v.weak == Weak::Float || (!v.is_weak() && !v.e->type.is_int()))
+    fail(loc,
+         fmt::format("an array index must be an integer, not {}",
+                     v.weak == Weak::Float ? "a float" : dt(v.dtype())),
+         "convert it with int(...)");
+  return ir::make_cast(v.is_weak() ? std::move(v.e) : std::move(v.e), Type::i64());
+}
+
+int Lowerer::array_param(const ast::Expr& e) const {
+  if (e.kind != ast::Expr::Kind::Name || locals_.count(e.name)) return -1;
+  auto it = params_.find(e.name);
+  if (it == params_.end() || !k_.params[it->second].type.is_array()) return -1;
+  return it->second;
+}
+
+std::vector<ir::ExprPtr> Lowerer::array_indices(int array, const ast::Expr& subscript) {
+  std::vector<const ast::Expr*> idx;
+  for (const auto& a : subscript.args) {
+    if (a->kind == ast::Expr::Kind::Tuple)
+      for (const auto& t : a->args) idx.push_back(t.get());
+    else
+      idx.push_back(a.get());
+  }
+  const ir::Param& p = k_.params[array];
+  if (idx.size() != p.type.rank)
+    fail_arg(subscript.loc,
+             fmt::format("array argument '{}' has {} dimension{} but is indexed with {} index{}",
+                         p.name, p.type.rank, p.type.rank == 1 ? "" : "s", idx.size(),
+                         idx.size() == 1 ? "" : "es"));
+  std::vector<ir::ExprPtr> out;
+  for (const ast::Expr* i : idx) out.push_back(index_value(expr(*i), i->loc));
+  return out;
+}
+
+Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
+  if (op == ast::BinOp::MatMul)
+    fail(loc, "the @ operator multiplies matrices, and Tack has no matrices yet",
+         "write the product with * and + on scalars");
+  const char* sp = ast::spelling(op);
+  // Two literals fold now, at Python's precision, and stay weak.
+  if (a.is_weak() && b.is_weak() && op != ast::BinOp::Div && op != ast::BinOp::Shl &&
+      op != ast::BinOp::Shr) {
+    if (a.weak == Weak::Int && b.weak == Weak::Int && a.dtype() == DType::I64 &&
+        b.dtype() == DType::I64) {
+      int64_t x = static_cast<int64_t>(a.e->int_bits), y = static_cast<int64_t>(b.e->int_bits);
+      int64_t r = 0;
+      bool overflow = false;
+      switch (op) {
+        case ast::BinOp::Add:
+          overflow = __builtin_add_overflow(x, y, &r);
+          break;
+        case ast::BinOp::Sub:
+          overflow = __builtin_sub_overflow(x, y, &r);
+          break;
+        case ast::BinOp::Mul:
+          overflow = __builtin_mul_overflow(x, y, &r);
+          break;
+        case ast::BinOp::FloorDiv:
+        case ast::BinOp::Mod:
+          if (y == 0) fail(loc, fmt::format("integer {} by zero in a constant expression", sp));
+          r = op == ast::BinOp::FloorDiv ? x / y - ((x % y != 0) && ((x < 0) != (y < 0)))
+                                         : x - y * (x / y - ((x % y != 0) && ((x < 0) != (y < 0))));
+          break;
+        case ast::BinOp::Pow:
+          if (y < 0)
+            fail(loc, "a negative integer exponent is an error", "write a float base: 2.0 ** -1");
+          r = 1;
+          for (int64_t k = 0; k < y && !overflow; ++k) overflow = __builtin_mul_overflow(r, x, &r);
+          break;
+        case ast::BinOp::BitAnd:
+          r = x & y;
+          break;
+        case ast::BinOp::BitOr:
+          r = x | y;
+          break;
+        case ast::BinOp::BitXor:
+          r = x ^ y;
+          break;
+        default:
+          break;
+      }
+      if (overflow)
+        fail(loc, "this constant expression overflows 64 bits",
+             "compute it with a typed value, e.g. tack.i64(x)");
+      return weak_int(r, loc);
+    }
+    bool bitwise = op == ast::BinOp::BitAnd || op == ast::BinOp::BitOr || op == ast::BinOp::BitXor;
+    if (!bitwise && a.weak != Weak::No && b.weak != Weak::No &&
+        (a.weak == Weak::Float || b.weak == Weak::Float)) {
+      auto as_double = [](const Value& v) {
+        if (v.weak == Weak::Float) return v.e->float_value;
+        return v.dtype() == DType::U64 ? static_cast<double>(v.e->int_bits)
+                                       : static_cast<double>(static_cast<int64_t>(v.e->int_bits));
+      };
+      double x = as_double(a), y = as_double(b);
+      switch (op) {
+        case ast::BinOp::Add:
+          return weak_float(x + y, loc);
+        case ast::BinOp::Sub:
+          return weak_float(x - y, loc);
+        case ast::BinOp::Mul:
+          return weak_float(x * y, loc);
+        case ast::BinOp::FloorDiv:
+          return weak_float(py_floordiv(x, y), loc);
+        case ast::BinOp::Mod:
+          return weak_float(py_mod(x, y), loc);
+        case ast::BinOp::Pow:
+          return weak_float(std::pow(x, y), loc);
+        default:
+          break;
+      }
+    }
+  }
+  switch (op) {
+    case ast::BinOp::Shl:
+    case ast::BinOp::Shr: {
+      // Shifts keep the left operand's type.
+      ir::ExprPtr l = materialize(std::move(a));
+      ir::ExprPtr r = materialize(std::move(b));
+      if (l->type.is_bool()) l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
+      if (r->type.is_bool()) r = ir::make_cast(std::move(r), Type::scalar(DType::I32));
+      if (!l->type.is_int() || !r->type.is_int())
+        fail(loc,
+             fmt::format("the shift {} needs integers, not {} and {}", sp, dt(l->type.dtype),
+                         dt(r->type.dtype)),
+             "convert the operands with int(...)");
+      return {ir::make_binary(arith_op(op), std::move(l), std::move(r), loc)};
+    }
+    case ast::BinOp::BitAnd:
+    case ast::BinOp::BitOr:
+    case ast::BinOp::BitXor: {
+      if (a.weak == Weak::Float || b.weak == Weak::Float ||
+          (!a.is_weak() && a.e->type.is_float()) || (!b.is_weak() && b.e->type.is_float()))
+        fail(loc, fmt::format("the bitwise operator {} needs integers or bools, not floats", sp),
+             "convert with int(...) first");
+      bool both_bool = !a.is_weak() && !b.is_weak() && a.e->type.is_bool() && b.e->type.is_bool();
+      if (both_bool) return {ir::make_binary(arith_op(op), std::move(a.e), std::move(b.e), loc)};
+      auto [l, r] = unify(std::move(a), std::move(b), loc, "the bitwise operation");
+      if (l->type.is_float())
+        fail(loc, fmt::format("the bitwise operator {} needs integers or bools, not floats", sp),
+             "convert with int(...) first");
+      return {ir::make_binary(arith_op(op), std::move(l), std::move(r), loc)};
+    }
+    case ast::BinOp::Div: {
+      // True division: integers divide as the kernel's float type (7 / 2 == 3.5).
+      auto [l, r] = unify(std::move(a), std::move(b), loc, "the division");
+      if (!l->type.is_float()) {
+        l = ir::make_cast(std::move(l), Type::scalar(float_type_));
+        r = ir::make_cast(std::move(r), Type::scalar(float_type_));
+      }
+      return {ir::make_binary(Op::Div, std::move(l), std::move(r), loc)};
+    }
+    case ast::BinOp::Pow: {
+      if (b.weak == Weak::Int && weak_negative(b) && (a.weak == Weak::Int || a.e->type.is_int()))
+        fail(loc, "a negative integer exponent is an error on integers",
+             "write a float base, e.g. 2.0 ** -1");
+      // Integer powers are exact at the base's type (modulo 2^N).
+      bool ints = (a.weak == Weak::Int || (!a.is_weak() && !a.e->type.is_float())) &&
+                  (b.weak == Weak::Int || (!b.is_weak() && !b.e->type.is_float()));
+      if (ints && !a.is_weak() && !b.is_weak()) {
+        ir::ExprPtr base = std::move(a.e);
+        if (base->type.is_bool()) base = ir::make_cast(std::move(base), Type::scalar(DType::I32));
+        Type t = base->type;
+        return {ir::make_binary(Op::Pow, std::move(base), ir::make_cast(std::move(b.e), t), loc)};
+      }
+      auto [l, r] = unify(std::move(a), std::move(b), loc, "the power");
+      if (l->type.is_bool()) {
+        l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
+        r = ir::make_cast(std::move(r), Type::scalar(DType::I32));
+      }
+      return {ir::make_binary(Op::Pow, std::move(l), std::move(r), loc)};
+    }
+    default: {
+      auto [l, r] = unify(std::move(a), std::move(b), loc,
+                          op == ast::BinOp::Add   ? "the addition"
+                          : op == ast::BinOp::Sub ? "the subtraction"
+                          : op == ast::BinOp::Mul ? "the multiplication"
+                                                  : "the division");
+      if (l->type.is_bool()) {  // True + True == 2
+        l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
+        r = ir::make_cast(std::move(r), Type::scalar(DType::I32));
+      }
+      return {ir::make_binary(arith_op(op), std::move(l), std::move(r), loc)};
+    }
+  }
+}
+
+ir::ExprPtr Lowerer::convert_for_local(Value v, const ir::Local& local, SourceLoc loc) {
+  DType to = local.type.dtype;
+  if (v.weak == Weak::Int && (is_float(to) || int_fits(to, weak_negative(v), v.e->int_bits)))
+    return ir::make_cast(std::move(v.e), local.type);
+  if (v.weak == Weak::Float && is_float(to)) return ir::make_cast(std::move(v.e), local.type);
+  ir::ExprPtr e = materialize(std::move(v));
+  if (widens_exactly(e->type.dtype, to)) return ir::make_cast(std::move(e), local.type);
+  fail(loc,
+       fmt::format("cannot assign {} to '{}', a local of type {}: the conversion is not exact",
+                   dt(e->type.dtype), local.name, dt(to)),
+       fmt::format("convert explicitly with tack.{}(...), or give '{}' the wider type at its "
+                   "first assignment, e.g. {} = tack.{}(0)",
+                   dt(to), local.name, local.name, dt(e->type.dtype)));
+}
+
+ir::ExprPtr Lowerer::convert_for_store(Value v, DType to, const std::string& array, SourceLoc loc) {
+  if (v.weak == Weak::Int && is_integer(to) && !int_fits(to, weak_negative(v), v.e->int_bits))
+    fail(loc, fmt::format("the value does not fit the dtype {} of array '{}'", dt(to), array),
+         "store a value in range, or cast it explicitly");
+  if (v.weak == Weak::Int && (is_float(to) || is_integer(to)))
+    return ir::make_cast(std::move(v.e), Type::scalar(to));
+  if (v.weak == Weak::Float && is_float(to)) return ir::make_cast(std::move(v.e), Type::scalar(to));
+  ir::ExprPtr e = materialize(std::move(v));
+  if (!stores_same_kind(e->type.dtype, to))
+    fail(loc,
+         fmt::format("cannot store {} into array '{}' of dtype {} without an explicit cast",
+                     dt(e->type.dtype), array, dt(to)),
+         fmt::format("write tack.{}(value) to convert (floats truncate toward zero), or compare "
+                     "with != 0 for a bool",
+                     dt(to)));
+  return ir::make_cast(std::move(e), Type::scalar(to));
+}
+
+Value Lowerer::expr(const ast::Expr& e) {
+  using K = ast::Expr::Kind;
+  switch (e.kind) {
+    case K::IntLit:
+      return weak_uint(e.uint_value, e.loc);
+    case K::FloatLit:
+      return weak_float(e.float_value, e.loc);
+    case K::BoolLit:
+      return {ir::make_bool(e.bool_value, e.loc)};
+    case K::StringLit:
+      fail(e.loc, "strings are only allowed as docstrings and print labels", "remove the string");
+    case K::Name: {
+      if (auto it = locals_.find(e.name); it != locals_.end())
+        return {ir::make_local(it->second, k_.locals[it->second].type, e.loc)};
+      if (auto it = params_.find(e.name); it != params_.end()) {
+        const ir::Param& p = k_.params[it->second];
+        if (p.type.is_array())
+          fail(e.loc, fmt::format("array '{}' is used as a value", e.name),
+               fmt::format("index it, e.g. {}[i], or read its size with {}.shape[0]", e.name,
+                           e.name));
+        return {ir::make_param(it->second, p.type, e.loc)};
+      }
+      lang::Symbol s = module_.lookup(e.name);
+      switch (s.kind) {
+        case lang::Symbol::Kind::Constant:
+          return constant(*s.constant, e.loc);
+        case lang::Symbol::Kind::HostValue:
+          fail(e.loc,
+               fmt::format("'{}' is a module-level host value, which a kernel cannot capture",
+                           e.name),
+               fmt::format("declare it as a constant: {} = tack.constant(value), or pass it as "
+                           "an argument",
+                           e.name));
+        case lang::Symbol::Kind::Function:
+          fail(e.loc, fmt::format("function '{}' is used as a value", e.name), "call it instead");
+        case lang::Symbol::Kind::TackModule:
+        case lang::Symbol::Kind::MathModule:
+        case lang::Symbol::Kind::ForeignModule:
+          fail(e.loc, fmt::format("module '{}' is used as a value", e.name),
+               "use one of its members, e.g. math.pi");
+        case lang::Symbol::Kind::TackMember:
+          if (dtype_from_name(s.member))
+            fail(e.loc, fmt::format("dtype '{}' is used as a value", e.name),
+                 fmt::format("call it to convert: {}(x)", e.name));
+          break;
+        case lang::Symbol::Kind::Unknown:
+          break;
+      }
+      fail(e.loc, fmt::format("name '{}' is not defined", e.name),
+           "a kernel may not capture host values: assign it first, pass it as an argument, or "
+           "declare it at module level with tack.constant(value)");
+    }
+    case K::Attribute: {
+      if (e.operand->kind == K::Name) {
+        lang::Symbol s = module_.lookup(e.operand->name);
+        bool is_module_value = !locals_.count(e.operand->name) && !params_.count(e.operand->name);
+        if (is_module_value && (s.kind == lang::Symbol::Kind::MathModule ||
+                                s.kind == lang::Symbol::Kind::TackModule)) {
+          if (e.name == "pi") return weak_float(std::numbers::pi, e.loc);
+          if (e.name == "e") return weak_float(std::numbers::e, e.loc);
+          if (e.name == "tau") return weak_float(2 * std::numbers::pi, e.loc);
+          if (e.name == "inf") return weak_float(INFINITY, e.loc);
+          if (e.name == "nan") return weak_float(NAN, e.loc);
+          fail(e.loc, fmt::format("{}.{} is not a value", e.operand->name, e.name),
+               "call it, or use math.pi, math.e, math.tau or math.inf");
+        }
+        if (is_module_value && s.kind == lang::Symbol::Kind::ForeignModule)
+          fail(e.loc, fmt::format("module '{}' cannot be used in a kernel", s.member),
+               "use the math builtins: math.NAME, tack.NAME or the bare NAME");
+        if (array_param(*e.operand) >= 0) {
+          if (e.name == "shape")
+            fail(e.loc, "an array's shape is read one dimension at a time",
+                 fmt::format("write {}.shape[0]", e.operand->name));
+          fail(e.loc, fmt::format("arrays have no attribute '{}' in kernels", e.name),
+               fmt::format("use {}.shape[k] or len({})", e.operand->name, e.operand->name));
+        }
+      }
+      fail(e.loc, fmt::format("attribute '{}' is not supported here", e.name),
+           "kernels read array elements, shapes and module constants");
+    }
+    case K::Subscript: {
+      // x.shape[k]
+      if (e.operand->kind == K::Attribute && e.operand->name == "shape") {
+        int a = array_param(*e.operand->operand);
+        if (a < 0)
+          fail(e.loc, "only array arguments have a shape", "index the shape of an array argument");
+        if (e.args.size() != 1)
+          fail(e.loc, "shape takes one index", fmt::format("write {}.shape[0]", k_.params[a].name));
+        Value k = expr(*e.args[0]);
+        if (k.weak != Weak::Int)
+          fail(e.args[0]->loc, "the dimension in shape[k] must be an integer literal or constant",
+               "write shape[0], shape[1], ...");
+        int64_t d = static_cast<int64_t>(k.e->int_bits);
+        int rank = k_.params[a].type.rank;
+        if (d < 0) d += rank;
+        if (d < 0 || d >= rank)
+          fail_arg(e.loc, fmt::format("array argument '{}' has {} dimension{}; shape[{}] is out "
+                                      "of range",
+                                      k_.params[a].name, rank, rank == 1 ? "" : "s",
+                                      static_cast<int64_t>(k.e->int_bits)));
+        return {ir::make_array_dim(a, static_cast<int>(d), e.loc)};
+      }
+      int a = array_param(*e.operand);
+      if (a < 0) {
+        if (e.operand->kind == K::Name && params_.count(e.operand->name))
+          fail_arg(e.loc, fmt::format("argument '{}' is a scalar but is indexed like an array",
+                                      e.operand->name));
+        fail(e.loc, "only array arguments can be indexed", "index an array argument: x[i]");
+      }
+      auto idx = array_indices(a, e);
+      return {ir::make_load(a, k_.params[a].type.dtype, std::move(idx), e.loc)};
+    }
+    case K::Call:
+      return call(e);
+    case K::Binary: {
+      Value a = expr(*e.args[0]);
+      Value b = expr(*e.args[1]);
+      return binary(e.bin_op, std::move(a), std::move(b), e.loc);
+    }
+    case K::Unary: {
+      Value a = expr(*e.args[0]);
+      switch (e.unary_op) {
+        case ast::UnaryOp::Not:
+          return {ir::make_unary(Op::Not, truth(std::move(a), e.loc), e.loc)};
+        case ast::UnaryOp::Pos:
+        case ast::UnaryOp::Neg: {
+          bool neg = e.unary_op == ast::UnaryOp::Neg;
+          if (a.weak == Weak::Float)
+            return weak_float(neg ? -a.e->float_value : a.e->float_value, e.loc);
+          if (a.weak == Weak::Int) {
+            if (!neg) return a;
+            if (a.dtype() == DType::U64) fail(e.loc, "this literal is out of range when negated");
+            return weak_int(-static_cast<int64_t>(a.e->int_bits), e.loc);
+          }
+          if (a.e->type.is_bool()) a.e = ir::make_cast(std::move(a.e), Type::scalar(DType::I32));
+          if (!neg) return a;
+          return {ir::make_unary(Op::Neg, std::move(a.e), e.loc)};
+        }
+        case ast::UnaryOp::Invert: {
+          if (a.weak == Weak::Int) return weak_int(~static_cast<int64_t>(a.e->int_bits), e.loc);
+          ir::ExprPtr x = materialize(std::move(a));
+          if (x->type.is_bool())
+            fail(e.loc, "~ on a bool gives an integer in Python, which is rarely meant",
+                 "write `not x` for logical negation");
+          if (!x->type.is_int())
+            fail(e.loc, fmt::format("~ needs an integer, not {}", dt(x->type.dtype)),
+                 "convert with int(...) first");
+          return {ir::make_unary(Op::BitNot, std::move(x), e.loc)};
+        }
+      }
+      break;
+    }
+    case K::BoolOp: {
+      ir::ExprPtr l = truth(expr(*e.args[0]), e.args[0]->loc);
+      ir::ExprPtr r = truth(expr(*e.args[1]), e.args[1]->loc);
+      return {ir::make_binary(e.bool_op == ast::BoolOp::And ? Op::LogicalAnd : Op::LogicalOr,
+                              std::move(l), std::move(r), e.loc)};
+    }
+    case K::Compare: {
+      // a < b < c is (a < b) and (b < c) with b computed once; expressions have no side effects,
+      // so the middle operand is lowered twice and left to the optimizer to share.
+      ir::ExprPtr result;
+      for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
+        Value a = expr(*e.args[i]);
+        Value b = expr(*e.args[i + 1]);
+        auto [l, r] = unify(std::move(a), std::move(b), e.loc, "the comparison");
+        ir::ExprPtr c =
+            ir::make_binary(compare_op(e.cmp_ops[i]), std::move(l), std::move(r), e.loc);
+        result = result ? ir::make_binary(Op::LogicalAnd, std::move(result), std::move(c), e.loc)
+                        : std::move(c);
+      }
+      return {std::move(result)};
+    }
+    case K::IfExp: {
+      ir::ExprPtr c = truth(expr(*e.args[0]), e.args[0]->loc);
+      auto [a, b] = unify(expr(*e.args[1]), expr(*e.args[2]), e.loc, "the conditional expression");
+      return {ir::make_select(std::move(c), std::move(a), std::move(b), e.loc)};
+    }
+    case K::Tuple:
+      fail(e.loc, "a tuple is only allowed on either side of an assignment",
+           "assign its parts to separate names: a, b = x, y");
+  }
+  fail(e.loc, "unsupported expression");
+}
+
+}  // namespace tack::sema

@@ -1,0 +1,97 @@
+// The state of lowering one kernel's syntax tree to typed IR. Shared by the files that lower
+// expressions (lower_expr.cpp), calls of builtins (lower_call.cpp) and statements
+// (lower_stmt.cpp).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "ir/builder.hpp"
+#include "lang/ast.hpp"
+#include "lang/resolve.hpp"
+#include "sema/specialize.hpp"
+
+namespace tack::sema {
+
+// A lowered expression. Literals (and constants declared without a dtype) stay weak, as in NumPy's
+// NEP 50: they take the type of what they meet. A weak value is a Const of type i64/u64 (integers,
+// exact) or f64 (floats) until it is materialized.
+struct Value {
+  enum class Weak : uint8_t { No, Int, Float };
+  ir::ExprPtr e;
+  Weak weak = Weak::No;
+
+  bool is_weak() const { return weak != Weak::No; }
+  DType dtype() const { return e->type.dtype; }
+};
+
+// Where statements are being lowered, for the contract's checks.
+enum class Phase : uint8_t { Prelude, Loop, AfterLoop };
+
+class Lowerer {
+ public:
+  Lowerer(const lang::ResolvedModule& module, const ast::FunctionDef& def,
+          std::span<const ArgType> args, const TargetRules& target);
+  ir::Kernel run();
+
+  // ---- expressions (lower_expr.cpp) ----
+  Value expr(const ast::Expr& e);
+  // A value of a concrete type: weak literals become i32/i64/u64 or the kernel's float type.
+  ir::ExprPtr materialize(Value v);
+  // Brings two operands to one type by the promotion rules, for an operator at `loc`.
+  std::pair<ir::ExprPtr, ir::ExprPtr> unify(Value a, Value b, SourceLoc loc, const char* what);
+  ir::ExprPtr truth(Value v, SourceLoc loc);        // Python truthiness, as bool
+  ir::ExprPtr index_value(Value v, SourceLoc loc);  // an array index, as i64
+  Value binary(ast::BinOp op, Value a, Value b, SourceLoc loc);
+  Value weak_int(int64_t v, SourceLoc loc);
+  Value weak_uint(uint64_t v, SourceLoc loc);
+  Value weak_float(double v, SourceLoc loc);
+  Value constant(const lang::Constant& c, SourceLoc loc);
+  // Converts for assignment to a local of type `to` (exact widening only).
+  ir::ExprPtr convert_for_local(Value v, const ir::Local& local, SourceLoc loc);
+  // Converts for a store into an array of dtype `to` (same-kind casting).
+  ir::ExprPtr convert_for_store(Value v, DType to, const std::string& array, SourceLoc loc);
+  // The array parameter an expression names, or -1.
+  int array_param(const ast::Expr& e) const;
+  std::vector<ir::ExprPtr> array_indices(int array, const ast::Expr& subscript);
+
+  // ---- calls (lower_call.cpp) ----
+  Value call(const ast::Expr& e);
+  // The builtin a callee expression names ("sqrt", "f32", "min"...), or "" when it is not one.
+  std::string builtin_name(const ast::Expr& callee) const;
+  std::optional<DType> dtype_named(const ast::Expr& e) const;
+
+  // ---- statements (lower_stmt.cpp) ----
+  void block(const ast::Block& b, ir::Block& out);
+  void stmt(const ast::Stmt& s, ir::Block& out);
+  void assign(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
+  void store(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
+  void for_loop(const ast::Stmt& s, ir::Block& out);
+  void parallel_loop(const ast::Stmt& s);
+  int new_local(const std::string& name, ir::Type t);
+  int temp(ir::ExprPtr value, SourceLoc loc, ir::Block& out);
+  ir::ExprPtr host_bound(Value v, SourceLoc loc);
+  void check_no_workgroup_primitives();
+
+  [[noreturn]] void fail(SourceLoc loc, const std::string& message,
+                         const std::string& hint = "") const;
+  [[noreturn]] void fail_arg(SourceLoc loc, const std::string& message) const;
+
+  const lang::ResolvedModule& module_;
+  const ast::FunctionDef& def_;
+  std::span<const ArgType> args_;
+  TargetRules target_;
+  ir::Kernel k_;
+  DType float_type_ = DType::F32;      // f64 when any array argument is f64
+  std::map<std::string, int> params_;  // name -> parameter id
+  std::map<std::string, int> locals_;  // name -> local id
+  std::map<int, SourceLoc> local_decl_;
+  std::map<int, ir::ExprPtr> host_values_;  // prelude locals computable on the host
+  Phase phase_ = Phase::Prelude;
+  int loop_depth_ = 0;  // sequential loops enclosing the current statement
+  int temps_ = 0;
+};
+
+}  // namespace tack::sema

@@ -1,0 +1,42 @@
+// Semantic analysis: turns one kernel of a resolved module, for one combination of argument
+// types, into a verified typed IR kernel. Every language rule is checked here, so that nothing
+// after this stage rejects a kernel.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "lang/resolve.hpp"
+
+namespace tack::sema {
+
+// The type of one actual argument: an array (dtype and rank) or a scalar.
+struct ArgType {
+  enum class Kind : uint8_t { Array, Scalar };
+  Kind kind = Kind::Scalar;
+  DType dtype = DType::F32;
+  int rank = 0;
+
+  static ArgType array(DType d, int rank) { return {Kind::Array, d, rank}; }
+  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0}; }
+  friend bool operator==(const ArgType&, const ArgType&) = default;
+};
+
+// Parses an argument list such as "f32[],f32[,],i32" (an array of rank 1, of rank 2, a scalar).
+std::vector<ArgType> parse_arg_types(const std::string& text);
+std::string to_string(std::span<const ArgType> args);
+
+// What the target can do, as far as the language rules care.
+struct TargetRules {
+  std::string backend_label = "the CPU";
+  bool supports_workgroups = false;
+};
+
+// Builds the typed IR of `kernel` for `args`. Throws CompileError for a kernel the language
+// rejects and TypeError for arguments that do not fit it (count, array used as scalar, rank).
+ir::Kernel specialize(const lang::ResolvedModule& module, const std::string& kernel,
+                      std::span<const ArgType> args, const TargetRules& target = {});
+
+}  // namespace tack::sema
