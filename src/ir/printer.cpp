@@ -26,12 +26,18 @@ class Printer {
         return access(e.index, e.operands, e.checked, e.loc);
       case Op::Call: {
         std::string s = fmt::format("({}:{}", builtin_name(e.callee), to_string(e.type));
-        for (const auto& o : e.operands) s += " " + expr(*o);
+        for (const auto& o : e.operands) {
+          s += " ";
+          s += expr(*o);
+        }
         return s + ")";
       }
       default: {
         std::string s = fmt::format("({}:{}", op_name(e.op), to_string(e.type));
-        for (const auto& o : e.operands) s += " " + expr(*o);
+        for (const auto& o : e.operands) {
+          s += " ";
+          s += expr(*o);
+        }
         return s + ")";
       }
     }

@@ -527,7 +527,11 @@ std::string to_string(std::span<const ArgType> args) {
   for (const ArgType& a : args) {
     if (!s.empty()) s += ",";
     s += dtype_name(a.dtype);
-    if (a.kind == ArgType::Kind::Array) s += "[" + std::string(a.rank - 1, ',') + "]";
+    if (a.kind == ArgType::Kind::Array) {
+      s += '[';
+      s.append(a.rank - 1, ',');
+      s += ']';
+    }
   }
   return s;
 }
