@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "tack/device.hpp"
@@ -47,9 +48,15 @@ class Array {
   template <typename T>
   std::vector<T> to_vector() const {
     check_host_type(dtype_of<T>());
-    std::vector<T> out(static_cast<size_t>(size()));
-    read(out.data(), out.size() * sizeof(T));
-    return out;
+    if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> has no contiguous storage
+      std::vector<uint8_t> bytes(static_cast<size_t>(size()));
+      read(bytes.data(), bytes.size());
+      return std::vector<bool>(bytes.begin(), bytes.end());
+    } else {
+      std::vector<T> out(static_cast<size_t>(size()));
+      read(out.data(), out.size() * sizeof(T));
+      return out;
+    }
   }
   // One element, by index per dimension.
   template <typename T>

@@ -98,6 +98,8 @@ Value Lowerer::call(const ast::Expr& e) {
            "write its body inline in the kernel");
     }
   }
+  if (name.empty() && e.operand->kind == ast::Expr::Kind::Attribute)
+    (void)expr(*e.operand);  // reports what is wrong with the attribute (numpy.sin, x.foo...)
   if (name.empty())
     fail(loc, "this is not a function a kernel can call",
          "call a math builtin (sqrt, sin, ...), a dtype (tack.f32(x)), len or abs/min/max");
