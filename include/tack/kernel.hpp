@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -101,10 +102,42 @@ std::string inspect(const Kernel& k, InspectMode mode, Args&&... args) {
 
 // A kernels file: the same text Python can import. Parsed and resolved when loaded, so syntax
 // errors surface here; each kernel is compiled at its first call for its argument types.
+// What a free name in a function given on its own (Module::from_function) refers to: the host
+// language's answer, for Python the function's globals. Anything else a kernel cannot use.
+struct ExternalName {
+  enum class Kind : uint8_t {
+    Unknown,        // not bound: a builtin (len, sqrt...) or an error
+    HostValue,      // bound to a value that is not a tack.constant: a kernel may not capture it
+    Constant,       // tack.constant(value, dtype)
+    Function,       // another @tack.func or @tack.kernel: `source` holds its definition
+    TackModule,     // the tack module
+    MathModule,     // the math module
+    TackMember,     // a member of tack or math bound to a name (`from tack import f32`): `member`
+    ForeignModule,  // another module (numpy...): `member` is its name
+  };
+  Kind kind = Kind::Unknown;
+  // Constant: an integer (int_value, or uint_value above INT64_MAX), a float or a bool.
+  bool is_float = false, is_bool = false, is_big = false;
+  int64_t int_value = 0;
+  uint64_t uint_value = 0;
+  double float_value = 0;
+  std::string dtype;  // empty: weak, like a literal
+  // Function: its source (possibly indented), the file and the line where it starts.
+  std::string source, filename;
+  int first_line = 1;
+  std::string member;
+};
+using NameResolver = std::function<ExternalName(const std::string& name)>;
+
 class Module {
  public:
   static Module from_source(const std::string& source, const std::string& filename = "<string>");
   static Module from_file(const std::string& path);
+  // One function's definition (decorators included, indented or not) from a larger file, whose
+  // free names `resolve` answers. Errors name `filename` and lines counted from `first_line`, so
+  // they point into the user's own file.
+  static Module from_function(const std::string& source, const std::string& filename,
+                              int first_line, NameResolver resolve);
 
   Kernel kernel(const std::string& name) const;
   std::vector<std::string> kernel_names() const;

@@ -33,8 +33,10 @@ CompileError::CompileError(std::string file, std::string kernel, int line, int c
 
 void throw_compile_error(const SourceFile& file, const std::string& kernel, SourceLoc loc,
                          const std::string& message, const std::string& hint) {
-  throw CompileError(file.name(), kernel, loc.line, loc.col, message, hint,
-                     std::string(file.line(loc.line)));
+  std::string line(file.line(loc.line));
+  if (!line.empty()) line.insert(0, static_cast<size_t>(file.column_offset()), ' ');
+  throw CompileError(file.name(), kernel, loc.line, loc.col + file.column_offset(), message, hint,
+                     line);
 }
 
 }  // namespace tack

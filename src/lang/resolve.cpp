@@ -14,7 +14,8 @@ constexpr const char* kModule = "<module>";
 
 }  // namespace
 
-ResolvedModule::ResolvedModule(ast::Module module) : module_(std::move(module)) {
+ResolvedModule::ResolvedModule(ast::Module module, ExternalResolver external)
+    : module_(std::move(module)), external_(std::move(external)) {
   resolve_imports();
   resolve_globals();
   resolve_functions();
@@ -247,34 +248,39 @@ void ResolvedModule::resolve_globals() {
   }
 }
 
+FunctionKind ResolvedModule::decorator_kind(const ast::FunctionDef& f) const {
+  FunctionKind kind = FunctionKind::Plain;
+  for (const ast::Decorator& d : f.decorators) {
+    const ast::Expr* e = d.expr.get();
+    if (e->kind == ast::Expr::Kind::Call) {
+      if (!e->args.empty() || !e->keywords.empty())
+        throw_compile_error(source(), f.name, d.loc, "decorator arguments are not supported",
+                            "write @tack.kernel or @tack.func");
+      e = e->operand.get();
+    }
+    std::string member;
+    if (e->kind == ast::Expr::Kind::Attribute && e->operand->kind == ast::Expr::Kind::Name &&
+        lookup(e->operand->name).kind == Symbol::Kind::TackModule)
+      member = e->name;
+    else if (e->kind == ast::Expr::Kind::Name && lookup(e->name).kind == Symbol::Kind::TackMember)
+      member = lookup(e->name).member;
+    else
+      continue;  // a decorator of another library: the function is not Tack's
+    if (member == "kernel")
+      kind = FunctionKind::Kernel;
+    else if (member == "func")
+      kind = FunctionKind::Func;
+    else
+      throw_compile_error(source(), f.name, d.loc,
+                          fmt::format("tack.{} is not a decorator", member),
+                          "write @tack.kernel for a kernel or @tack.func for a device function");
+  }
+  return kind;
+}
+
 void ResolvedModule::resolve_functions() {
   for (const auto& f : module_.functions) {
-    FunctionKind kind = FunctionKind::Plain;
-    for (const ast::Decorator& d : f->decorators) {
-      const ast::Expr* e = d.expr.get();
-      if (e->kind == ast::Expr::Kind::Call) {
-        if (!e->args.empty() || !e->keywords.empty())
-          throw_compile_error(source(), f->name, d.loc, "decorator arguments are not supported",
-                              "write @tack.kernel or @tack.func");
-        e = e->operand.get();
-      }
-      std::string member;
-      if (e->kind == ast::Expr::Kind::Attribute && e->operand->kind == ast::Expr::Kind::Name &&
-          lookup(e->operand->name).kind == Symbol::Kind::TackModule)
-        member = e->name;
-      else if (e->kind == ast::Expr::Kind::Name && lookup(e->name).kind == Symbol::Kind::TackMember)
-        member = lookup(e->name).member;
-      else
-        continue;  // a decorator of another library: the function is not Tack's
-      if (member == "kernel")
-        kind = FunctionKind::Kernel;
-      else if (member == "func")
-        kind = FunctionKind::Func;
-      else
-        throw_compile_error(source(), f->name, d.loc,
-                            fmt::format("tack.{} is not a decorator", member),
-                            "write @tack.kernel for a kernel or @tack.func for a device function");
-    }
+    FunctionKind kind = decorator_kind(*f);
     if (symbols_.count(f->name) && symbols_[f->name].kind == Symbol::Kind::Function)
       throw_compile_error(source(), f->name, f->loc,
                           fmt::format("'{}' is defined twice in this module", f->name),
@@ -290,7 +296,25 @@ void ResolvedModule::resolve_functions() {
 
 Symbol ResolvedModule::lookup(const std::string& name) const {
   auto it = symbols_.find(name);
-  return it == symbols_.end() ? Symbol{} : it->second;
+  if (it != symbols_.end() || !external_) return it == symbols_.end() ? Symbol{} : it->second;
+  std::lock_guard lock(external_mutex_);
+  if (auto e = external_symbols_.find(name); e != external_symbols_.end()) return e->second;
+  ExternalSymbol x = external_(name);
+  Symbol s = x.symbol;
+  if (s.kind == Symbol::Kind::Constant && x.constant) {
+    external_constants_.push_back(std::make_unique<Constant>(*x.constant));
+    s.constant = external_constants_.back().get();
+  } else if (s.kind == Symbol::Kind::Function && x.function_module &&
+             !x.function_module->functions.empty()) {
+    const ast::FunctionDef* f = x.function_module->functions.front().get();
+    s.function = f;
+    external_modules_.push_back(std::move(x.function_module));
+    external_kinds_[f] = decorator_kind(*f);
+  } else if (s.kind == Symbol::Kind::Constant || s.kind == Symbol::Kind::Function) {
+    s.kind = Symbol::Kind::HostValue;
+  }
+  external_symbols_[name] = s;
+  return s;
 }
 
 const ast::FunctionDef* ResolvedModule::function(const std::string& name) const {
@@ -300,7 +324,10 @@ const ast::FunctionDef* ResolvedModule::function(const std::string& name) const 
 
 FunctionKind ResolvedModule::kind_of(const ast::FunctionDef& f) const {
   auto it = kinds_.find(&f);
-  return it == kinds_.end() ? FunctionKind::Plain : it->second;
+  if (it != kinds_.end()) return it->second;
+  std::lock_guard lock(external_mutex_);
+  auto e = external_kinds_.find(&f);
+  return e == external_kinds_.end() ? FunctionKind::Plain : e->second;
 }
 
 std::vector<std::string> ResolvedModule::kernel_names() const {

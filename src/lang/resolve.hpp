@@ -2,8 +2,10 @@
 // device functions) and what a free name inside a function refers to.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,11 +49,21 @@ struct Symbol {
 
 enum class FunctionKind { Kernel, Func, Plain };
 
+// The host's answer for a name the module itself does not bind (Module::from_function): the
+// symbol, and for a function its parsed definition.
+struct ExternalSymbol {
+  Symbol symbol;
+  std::optional<Constant> constant;
+  std::unique_ptr<ast::Module> function_module;  // holds the definition of a Function
+};
+using ExternalResolver = std::function<ExternalSymbol(const std::string& name)>;
+
 class ResolvedModule {
  public:
   // Resolves the module's top level. Throws CompileError for a malformed tack.constant,
-  // a duplicate definition, or an unknown tack decorator.
-  explicit ResolvedModule(ast::Module module);
+  // a duplicate definition, or an unknown tack decorator. Names the module does not bind are
+  // asked of `external` (once each) when one is given.
+  explicit ResolvedModule(ast::Module module, ExternalResolver external = nullptr);
 
   const SourceFile& source() const { return *module_.source; }
   std::shared_ptr<const SourceFile> source_ptr() const { return module_.source; }
@@ -66,11 +78,19 @@ class ResolvedModule {
   void resolve_globals();
   void resolve_functions();
   Constant fold_constant(const ast::GlobalAssign& g) const;
+  FunctionKind decorator_kind(const ast::FunctionDef& f) const;
 
   ast::Module module_;
   std::map<std::string, Symbol> symbols_;
   std::map<std::string, std::unique_ptr<Constant>> constants_;
   std::map<const ast::FunctionDef*, FunctionKind> kinds_;
+  // Names answered by the host, cached; lookups may come from several compiling threads.
+  ExternalResolver external_;
+  mutable std::recursive_mutex external_mutex_;  // lookups recurse through decorators
+  mutable std::map<std::string, Symbol> external_symbols_;
+  mutable std::vector<std::unique_ptr<Constant>> external_constants_;
+  mutable std::vector<std::unique_ptr<ast::Module>> external_modules_;
+  mutable std::map<const ast::FunctionDef*, FunctionKind> external_kinds_;
 };
 
 }  // namespace tack::lang

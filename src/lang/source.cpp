@@ -2,8 +2,8 @@
 
 namespace tack {
 
-SourceFile::SourceFile(std::string name, std::string text)
-    : name_(std::move(name)), text_(std::move(text)) {
+SourceFile::SourceFile(std::string name, std::string text, int column_offset)
+    : name_(std::move(name)), text_(std::move(text)), column_offset_(column_offset) {
   line_starts_.push_back(0);
   for (size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n') line_starts_.push_back(i + 1);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <xxhash.h>
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <fstream>
@@ -37,6 +38,7 @@ struct Variant {
   std::string key_base;   // everything in the cache key but the compile options
   Backend* backend = nullptr;
   int device = 0;
+  int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
   std::mutex compile_mutex;
   std::unique_ptr<LoadedCode> code[2];
   CompileOptions options[2];
@@ -175,6 +177,7 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   v->canonical = ir::print(v->ir, {.locations = v->ir.debug});
   v->backend = backend;
   v->device = c.device.index();
+  v->column_offset = ks.module->source().column_offset();
   v->key_base = fmt::format("tack {}\nbackend {}\ntarget {}\n", version(), info.name,
                             backend->cache_target(c.device.index()));
   for (int no_alias = 0; no_alias < 2; ++no_alias) {
@@ -225,7 +228,7 @@ LoadedCode& code_for(Variant& v, int no_alias) {
   throw IndexError(fmt::format(
       "{}:{}:{}: in kernel '{}': index [{}] is out of bounds for array '{}' of shape {}; the {} "
       "was not performed",
-      v.ir.file, r.line, r.col, v.ir.name, index, p.name,
+      v.ir.file, r.line, r.col + v.column_offset, v.ir.name, index, p.name,
       shape_text(args.params[r.array].shape, p.type.rank), r.is_store ? "store" : "load"));
 }
 
@@ -239,6 +242,111 @@ Module Module::from_source(const std::string& source, const std::string& filenam
   Module m;
   m.state_ = std::make_shared<detail::ModuleState>();
   m.state_->module = std::make_shared<const lang::ResolvedModule>(lang::parse_module(file));
+  return m;
+}
+
+namespace {
+
+// Removes the indentation common to every non-blank line (a method or a nested definition), and
+// returns how much was removed.
+int dedent(std::string& text) {
+  int common = -1;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    size_t first = text.find_first_not_of(" \t\r", pos);
+    if (first < end && text[first] != '#') {
+      int indent = static_cast<int>(first - pos);
+      common = common < 0 ? indent : std::min(common, indent);
+    }
+    pos = end + 1;
+  }
+  if (common <= 0) return 0;
+  std::string out;
+  pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    size_t drop = std::min<size_t>(common, end - pos);
+    out.append(text, pos + drop, end - pos - drop);
+    if (end < text.size()) out += '\n';
+    pos = end + 1;
+  }
+  text = std::move(out);
+  return common;
+}
+
+// The definition's text placed at its line in the file, so that positions need no translation.
+std::shared_ptr<const SourceFile> function_source(std::string source, const std::string& filename,
+                                                  int first_line) {
+  int removed = dedent(source);
+  source.insert(0, static_cast<size_t>(std::max(first_line - 1, 0)), '\n');
+  return std::make_shared<const SourceFile>(filename, std::move(source), removed);
+}
+
+lang::ExternalSymbol to_external(const ExternalName& n) {
+  lang::ExternalSymbol x;
+  using K = ExternalName::Kind;
+  using SK = lang::Symbol::Kind;
+  switch (n.kind) {
+    case K::Unknown:
+      x.symbol.kind = SK::Unknown;
+      break;
+    case K::HostValue:
+      x.symbol.kind = SK::HostValue;
+      break;
+    case K::TackModule:
+      x.symbol.kind = SK::TackModule;
+      break;
+    case K::MathModule:
+      x.symbol.kind = SK::MathModule;
+      break;
+    case K::TackMember:
+      x.symbol.kind = SK::TackMember;
+      x.symbol.member = n.member;
+      break;
+    case K::ForeignModule:
+      x.symbol.kind = SK::ForeignModule;
+      x.symbol.member = n.member;
+      break;
+    case K::Constant: {
+      x.symbol.kind = SK::Constant;
+      lang::Constant c;
+      c.is_float = n.is_float;
+      c.is_bool = n.is_bool;
+      c.int_value = n.int_value;
+      c.uint_value = n.is_big ? n.uint_value : static_cast<uint64_t>(n.int_value);
+      c.float_value = n.is_float ? n.float_value : static_cast<double>(n.int_value);
+      if (!n.dtype.empty()) {
+        auto dt = dtype_from_name(n.dtype);
+        if (!dt) throw TypeError(fmt::format("tack.constant has an unknown dtype '{}'", n.dtype));
+        c.dtype = *dt;
+      }
+      x.constant = c;
+      break;
+    }
+    case K::Function:
+      x.symbol.kind = SK::Function;
+      x.function_module = std::make_unique<ast::Module>(
+          lang::parse_module(function_source(n.source, n.filename, n.first_line)));
+      break;
+  }
+  return x;
+}
+
+}  // namespace
+
+Module Module::from_function(const std::string& source, const std::string& filename, int first_line,
+                             NameResolver resolve) {
+  auto file = function_source(source, filename, first_line);
+  lang::ExternalResolver external = [resolve = std::move(resolve)](const std::string& name) {
+    return to_external(resolve(name));
+  };
+  Module m;
+  m.state_ = std::make_shared<detail::ModuleState>();
+  m.state_->module =
+      std::make_shared<const lang::ResolvedModule>(lang::parse_module(file), std::move(external));
   return m;
 }
 

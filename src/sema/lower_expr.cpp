@@ -104,7 +104,7 @@ void Lowerer::fail(SourceLoc loc, const std::string& message, const std::string&
 
 void Lowerer::fail_arg(SourceLoc loc, const std::string& message) const {
   throw TypeError(fmt::format("{}:{}:{}: in kernel '{}': {}", module_.source().name(), loc.line,
-                              loc.col, def_.name, message));
+                              loc.col + module_.source().column_offset(), def_.name, message));
 }
 
 Value Lowerer::weak_int(int64_t v, SourceLoc loc) {
