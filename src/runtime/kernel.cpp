@@ -40,7 +40,8 @@ struct Variant {
   int device = 0;
   int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
   std::mutex compile_mutex;
-  std::unique_ptr<LoadedCode> code[2];
+  std::unique_ptr<LoadedCode> code[2];     // owned; written once under compile_mutex
+  std::atomic<LoadedCode*> ready[2] = {};  // published for calls that take no lock
   CompileOptions options[2];
 };
 
@@ -89,7 +90,8 @@ CallTypes classify(std::span<const Arg> args) {
   c.device = first_array ? first_array->device() : get_default_device();
   c.key.reserve(8 + 2 * args.size());
   c.key.push_back(static_cast<char>(c.device.index()));
-  c.key.append(reinterpret_cast<const char*>(&c.device), sizeof(void*));
+  Backend* backend = c.device.impl();
+  c.key.append(reinterpret_cast<const char*>(&backend), sizeof backend);
   c.key.push_back(debug() ? 'd' : 'r');
   for (const Arg& a : args) {
     sema::ArgType t;
@@ -189,23 +191,17 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   return v;
 }
 
-// The variant's code: already loaded, from the disk cache, or compiled now.
-LoadedCode& code_for(Variant& v, int no_alias) {
-  if (v.code[no_alias]) {
-    stats().memory_hits++;
-    return *v.code[no_alias];
-  }
-  std::lock_guard lock(v.compile_mutex);
-  if (v.code[no_alias]) return *v.code[no_alias];
+// The variant's code from the disk cache, or compiled now and stored there.
+std::unique_ptr<LoadedCode> load_or_compile(Variant& v, int no_alias) {
   const CompileOptions& o = v.options[no_alias];
   const std::string& backend = v.backend->info().name;
   std::string key = cache_key(v, no_alias);
   DiskCache& disk = DiskCache::global();
   if (auto artifact = disk.load(backend, key)) {
     try {
-      v.code[no_alias] = v.backend->load(*artifact, v.ir, o, v.device);
+      auto code = v.backend->load(*artifact, v.ir, o, v.device);
       stats().disk_hits++;
-      return *v.code[no_alias];
+      return code;
     } catch (const DeviceError&) {
       // An entry that passed its checksum but does not load is treated like a corrupt one.
       stats().disk_corrupt++;
@@ -216,7 +212,18 @@ LoadedCode& code_for(Variant& v, int no_alias) {
   std::string artifact = v.backend->compile(v.ir, o, v.device);
   stats().compiles++;
   disk.store(backend, key, artifact);
-  v.code[no_alias] = v.backend->load(artifact, v.ir, o, v.device);
+  return v.backend->load(artifact, v.ir, o, v.device);
+}
+
+// The variant's code: already loaded, or loaded or compiled now.
+LoadedCode& code_for(Variant& v, int no_alias) {
+  if (LoadedCode* code = v.ready[no_alias].load(std::memory_order_acquire)) {
+    stats().memory_hits++;
+    return *code;
+  }
+  std::lock_guard lock(v.compile_mutex);
+  if (!v.code[no_alias]) v.code[no_alias] = load_or_compile(v, no_alias);
+  v.ready[no_alias].store(v.code[no_alias].get(), std::memory_order_release);
   return *v.code[no_alias];
 }
 

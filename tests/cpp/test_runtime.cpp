@@ -1,7 +1,9 @@
 // The runtime through the public C++ API: the example programs against plain C++, arrays,
 // devices, argument handling, debug mode.
+#include <atomic>
 #include <numeric>
 #include <random>
+#include <thread>
 
 #include "reference.hpp"
 #include "test_support.hpp"
@@ -197,6 +199,26 @@ TEST(DebugMode, LoadsOutOfBoundsReadZeroAndAreReported) {
   EXPECT_THROW(m.kernel("k")(x, out), IndexError);
   set_debug(false);
   EXPECT_EQ(out.sum(), 6.0);  // the three reads past x's rows gave 0
+}
+
+TEST(Concurrency, HostThreadsCallingOneKernelAtOnce) {
+  Module m = Module::from_source(
+      "import tack\n@tack.kernel\ndef k(a, out):\n    for i in range(out.shape[0]):\n"
+      "        out[i] = i * a\n");
+  Kernel k = m.kernel("k");
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) {
+        int64_t n = (t + 1) * 40000 + rep;
+        Array out = empty({n}, t % 2 ? i64 : f64);
+        k(t + 2, out);
+        if (out.item({n - 1}) != static_cast<double>((n - 1) * (t + 2))) wrong++;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(ThreadPoolUse, LargeLaunchesGiveTheSameAnswerAsSmallOnes) {

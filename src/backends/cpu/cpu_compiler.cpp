@@ -128,8 +128,9 @@ Jit::~Jit() = default;
 LoadedKernel Jit::load(const std::string& object, const std::string& prefix, bool has_result) {
   std::lock_guard lock(mutex_);
   if (auto it = loaded_.find(prefix); it != loaded_.end()) return it->second;
-  // Each object gets its own dylib so that a failed link leaves nothing half-defined behind.
-  auto jd = jit_->createJITDylib(prefix);
+  // Each object gets a dylib of its own, so that a failed link leaves nothing half-defined for
+  // the retry (a recompiled object with the same symbols) to collide with.
+  auto jd = jit_->createJITDylib(fmt::format("{}#{}", prefix, dylibs_++));
   if (!jd) throw DeviceError("JIT: " + llvm::toString(jd.takeError()));
   jd->addToLinkOrder(jit_->getMainJITDylib());
   auto buf = llvm::MemoryBuffer::getMemBufferCopy(object, prefix);

@@ -61,6 +61,7 @@ class Jit {
   std::mutex mutex_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::unordered_map<std::string, LoadedKernel> loaded_;
+  uint64_t dylibs_ = 0;
 };
 
 }  // namespace tack::cpu
