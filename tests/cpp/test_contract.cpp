@@ -130,6 +130,9 @@ const Case kCases[] = {
      "'print' is not supported by this version of Tack", "later release"},
 };
 
+// Test names and failure messages show the case's name rather than its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 class ContractTest : public testing::TestWithParam<Case> {};
 
 TEST_P(ContractTest, RejectsWithPositionMessageAndHint) {
