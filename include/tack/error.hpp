@@ -12,12 +12,13 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A kernel the language rejects. Carries where: the file, the kernel, the 1-based line and column.
-// what() is the full report: position, message, the source line with a caret, and the fix.
+// A kernel the language rejects. Carries where: the file, the kernel (or the device function the
+// error is in), the 1-based line and column. what() is the full report: position, message, the
+// source line with a caret, and the fix.
 class CompileError : public Error {
  public:
   CompileError(std::string file, std::string kernel, int line, int col, std::string message,
-               std::string hint, std::string source_line);
+               std::string hint, std::string source_line, const char* what = "kernel");
 
   const std::string& file() const { return file_; }
   const std::string& kernel() const { return kernel_; }

@@ -330,6 +330,14 @@ FunctionKind ResolvedModule::kind_of(const ast::FunctionDef& f) const {
   return e == external_kinds_.end() ? FunctionKind::Plain : e->second;
 }
 
+const SourceFile& ResolvedModule::source_of(const ast::FunctionDef& f) const {
+  std::lock_guard lock(external_mutex_);
+  for (const auto& m : external_modules_)
+    for (const auto& g : m->functions)
+      if (g.get() == &f) return *m->source;
+  return source();
+}
+
 std::vector<std::string> ResolvedModule::kernel_names() const {
   std::vector<std::string> out;
   for (const auto& f : module_.functions)

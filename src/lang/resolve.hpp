@@ -70,6 +70,9 @@ class ResolvedModule {
   Symbol lookup(const std::string& name) const;
   const ast::FunctionDef* function(const std::string& name) const;
   FunctionKind kind_of(const ast::FunctionDef& f) const;
+  // The file a function was written in: this module's, or the host's file for a function the
+  // external resolver supplied.
+  const SourceFile& source_of(const ast::FunctionDef& f) const;
   std::vector<std::string> kernel_names() const;
   std::vector<std::string> func_names() const;
 

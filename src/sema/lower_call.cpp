@@ -91,11 +91,20 @@ Value Lowerer::call(const ast::Expr& e) {
       if (module_.kind_of(*s.function) == lang::FunctionKind::Kernel)
         fail(loc, fmt::format("kernel '{}' cannot be called from a kernel", e.operand->name),
              "move the shared code into a @tack.func");
-      fail(loc,
-           fmt::format("calling the function '{}' from a kernel is not supported by this "
-                       "version of Tack",
-                       e.operand->name),
-           "write its body inline in the kernel");
+      if (module_.kind_of(*s.function) != lang::FunctionKind::Func)
+        fail(loc,
+             fmt::format("'{}' is a host function; kernels call only @tack.func functions",
+                         e.operand->name),
+             "decorate it with @tack.func");
+      std::vector<Value> results = inline_call(*s.function, e);
+      if (results.size() != 1)
+        fail(loc,
+             results.empty() ? fmt::format("'{}' returns no value", e.operand->name)
+                             : fmt::format("'{}' returns {} values; unpack them", e.operand->name,
+                                           results.size()),
+             results.empty() ? "call it as a statement, or return a value from it"
+                             : "write a, b = f(...)");
+      return std::move(results[0]);
     }
   }
   if (name.empty() && e.operand->kind == ast::Expr::Kind::Attribute)

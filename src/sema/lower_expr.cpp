@@ -98,13 +98,24 @@ Op compare_op(ast::CmpOp op) {
 
 }  // namespace
 
+const SourceFile& Lowerer::current_file() const {
+  return inline_stack_.empty() ? module_.source() : *inline_stack_.back().file;
+}
+
+const std::string& Lowerer::current_name() const {
+  return inline_stack_.empty() ? def_.name : inline_stack_.back().def->name;
+}
+
 void Lowerer::fail(SourceLoc loc, const std::string& message, const std::string& hint) const {
-  throw_compile_error(module_.source(), def_.name, loc, message, hint);
+  throw_compile_error(current_file(), current_name(), loc, message, hint,
+                      inline_stack_.empty() ? "kernel" : "function");
 }
 
 void Lowerer::fail_arg(SourceLoc loc, const std::string& message) const {
-  throw TypeError(fmt::format("{}:{}:{}: in kernel '{}': {}", module_.source().name(), loc.line,
-                              loc.col + module_.source().column_offset(), def_.name, message));
+  throw TypeError(fmt::format("{}:{}:{}: in {} '{}': {}", current_file().name(), loc.line,
+                              loc.col + current_file().column_offset(),
+                              inline_stack_.empty() ? "kernel" : "function", current_name(),
+                              message));
 }
 
 Value Lowerer::weak_int(int64_t v, SourceLoc loc) {
@@ -571,9 +582,24 @@ Value Lowerer::expr(const ast::Expr& e) {
     }
     case K::BoolOp: {
       ir::ExprPtr l = truth(expr(*e.args[0]), e.args[0]->loc);
-      ir::ExprPtr r = truth(expr(*e.args[1]), e.args[1]->loc);
-      return {ir::make_binary(e.bool_op == ast::BoolOp::And ? Op::LogicalAnd : Op::LogicalOr,
-                              std::move(l), std::move(r), e.loc)};
+      ir::ExprPtr r;
+      ir::Block pre = lower_into([&] { r = truth(expr(*e.args[1]), e.args[1]->loc); });
+      bool is_and = e.bool_op == ast::BoolOp::And;
+      if (pre.empty())
+        return {ir::make_binary(is_and ? Op::LogicalAnd : Op::LogicalOr, std::move(l), std::move(r),
+                                e.loc)};
+      // The right operand calls a device function: it may run only when the left one decides
+      // nothing, so the short circuit becomes an if statement.
+      if (!block_)
+        fail(e.loc, "a device function cannot be called here", "call it inside the kernel's body");
+      int t = temp(std::move(l), e.loc, *block_);
+      auto node = std::make_unique<ir::Stmt>(ir::Stmt::Kind::If, e.loc);
+      node->cond = ir::make_local(t, Type::bool_(), e.loc);
+      if (!is_and) node->cond = ir::make_unary(Op::Not, std::move(node->cond), e.loc);
+      node->body = std::move(pre);
+      node->body.push_back(ir::make_assign(t, std::move(r), e.loc));
+      block_->push_back(std::move(node));
+      return {ir::make_local(t, Type::bool_(), e.loc)};
     }
     case K::Compare: {
       // a < b < c is (a < b) and (b < c) with b computed once; expressions have no side effects,
@@ -592,8 +618,25 @@ Value Lowerer::expr(const ast::Expr& e) {
     }
     case K::IfExp: {
       ir::ExprPtr c = truth(expr(*e.args[0]), e.args[0]->loc);
-      auto [a, b] = unify(expr(*e.args[1]), expr(*e.args[2]), e.loc, "the conditional expression");
-      return {ir::make_select(std::move(c), std::move(a), std::move(b), e.loc)};
+      Value then_v, else_v;
+      ir::Block then_pre = lower_into([&] { then_v = expr(*e.args[1]); });
+      ir::Block else_pre = lower_into([&] { else_v = expr(*e.args[2]); });
+      auto [a, b] =
+          unify(std::move(then_v), std::move(else_v), e.loc, "the conditional expression");
+      if (then_pre.empty() && else_pre.empty())
+        return {ir::make_select(std::move(c), std::move(a), std::move(b), e.loc)};
+      // An arm calls a device function: only the chosen arm may run.
+      if (!block_)
+        fail(e.loc, "a device function cannot be called here", "call it inside the kernel's body");
+      int t = new_local(fmt::format("$t{}", temps_++), a->type);
+      auto node = std::make_unique<ir::Stmt>(ir::Stmt::Kind::If, e.loc);
+      node->cond = std::move(c);
+      node->body = std::move(then_pre);
+      node->body.push_back(ir::make_assign(t, std::move(a), e.loc));
+      node->orelse = std::move(else_pre);
+      node->orelse.push_back(ir::make_assign(t, std::move(b), e.loc));
+      block_->push_back(std::move(node));
+      return {ir::make_local(t, k_.locals[t].type, e.loc)};
     }
     case K::Tuple:
       fail(e.loc, "a tuple is only allowed on either side of an assignment",

@@ -36,6 +36,17 @@ Lowerer::Lowerer(const lang::ResolvedModule& module, const ast::FunctionDef& def
     if (a.kind == ArgType::Kind::Array && a.dtype == DType::F64) float_type_ = DType::F64;
 }
 
+const ast::FunctionDef* Lowerer::called_func(const ast::Expr& e) const {
+  if (e.kind != ast::Expr::Kind::Call || e.operand->kind != ast::Expr::Kind::Name ||
+      locals_.count(e.operand->name) || params_.count(e.operand->name))
+    return nullptr;
+  lang::Symbol s = module_.lookup(e.operand->name);
+  if (s.kind != lang::Symbol::Kind::Function ||
+      module_.kind_of(*s.function) != lang::FunctionKind::Func)
+    return nullptr;
+  return s.function;
+}
+
 int Lowerer::new_local(const std::string& name, Type t) {
   k_.locals.push_back({name, t});
   int id = static_cast<int>(k_.locals.size()) - 1;
@@ -366,18 +377,41 @@ void Lowerer::for_loop(const ast::Stmt& s, ir::Block& out) {
   loop->start = ir::make_cast(std::move(a2), t);
   loop->stop = ir::make_cast(std::move(bv.e), t);
   loop->step = ir::make_cast(std::move(c), t);
+  int returns = inline_stack_.empty() ? 0 : inline_stack_.back().returns;
   ++loop_depth_;
   block(s.body, loop->body);
   --loop_depth_;
   out.push_back(std::move(loop));
+  if (!inline_stack_.empty() && inline_stack_.back().returns != returns) propagate_return(out);
 }
 
 void Lowerer::stmt(const ast::Stmt& s, ir::Block& out) {
+  // Statements an expression needs (an inlined device function) go before this statement.
+  ir::Block* saved = block_;
+  block_ = &out;
+  lower_stmt(s, out);
+  block_ = saved;
+}
+
+ir::Block Lowerer::lower_into(const std::function<void()>& lower) {
+  ir::Block pre;
+  ir::Block* saved = block_;
+  block_ = &pre;
+  lower();
+  block_ = saved;
+  return pre;
+}
+
+void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
   switch (s.kind) {
     case K::Pass:
       return;
     case K::Expr:
       if (s.value->kind == ast::Expr::Kind::StringLit) return;  // a docstring
+      if (const ast::FunctionDef* f = called_func(*s.value)) {
+        (void)inline_call(*f, *s.value);  // for its stores; results, if any, are dropped
+        return;
+      }
       if (s.value->kind == ast::Expr::Kind::Call) {
         (void)call(*s.value);
         fail(s.loc, "this call's result is unused, and it has no effect",
@@ -388,6 +422,17 @@ void Lowerer::stmt(const ast::Stmt& s, ir::Block& out) {
       if (s.targets.size() == 1 && s.targets[0]->kind == ast::Expr::Kind::Tuple) {
         // Tuple assignment evaluates the whole right side before storing any target.
         const ast::Expr& lhs = *s.targets[0];
+        if (const ast::FunctionDef* f = called_func(*s.value)) {
+          std::vector<Value> results = inline_call(*f, *s.value);
+          if (results.size() != lhs.args.size())
+            fail(s.loc,
+                 fmt::format("'{}' returns {} value{} for {} targets", f->name, results.size(),
+                             results.size() == 1 ? "" : "s", lhs.args.size()),
+                 "unpack as many names as the function returns");
+          for (size_t i = 0; i < results.size(); ++i)
+            assign(*lhs.args[i], std::move(results[i]), s.loc, out);
+          return;
+        }
         if (s.value->kind != ast::Expr::Kind::Tuple || s.value->args.size() != lhs.args.size())
           fail(s.loc, fmt::format("cannot unpack this value into {} targets", lhs.args.size()),
                "write as many values as targets: a, b = x, y");
@@ -466,18 +511,31 @@ void Lowerer::stmt(const ast::Stmt& s, ir::Block& out) {
     }
     case K::While: {
       auto node = std::make_unique<ir::Stmt>(ir::Stmt::Kind::While, s.loc);
-      node->cond = truth(expr(*s.cond), s.cond->loc);
+      ir::Block pre = lower_into([&] { node->cond = truth(expr(*s.cond), s.cond->loc); });
+      if (!pre.empty()) {
+        // The condition calls a device function: `while True: <call>; if not cond: break; ...`
+        // so that the call runs before every test.
+        auto leave = std::make_unique<ir::Stmt>(ir::Stmt::Kind::If, s.loc);
+        leave->cond = ir::make_unary(Op::Not, std::move(node->cond), s.loc);
+        leave->body.push_back(std::make_unique<ir::Stmt>(ir::Stmt::Kind::Break, s.loc));
+        node->cond = ir::make_bool(true, s.loc);
+        node->body = std::move(pre);
+        node->body.push_back(std::move(leave));
+      }
+      int returns = inline_stack_.empty() ? 0 : inline_stack_.back().returns;
       ++loop_depth_;
       block(s.body, node->body);
       --loop_depth_;
       out.push_back(std::move(node));
+      if (!inline_stack_.empty() && inline_stack_.back().returns != returns) propagate_return(out);
       return;
     }
     case K::For:
       return for_loop(s, out);
     case K::Break:
     case K::Continue:
-      if (loop_depth_ == 0)
+      if (loop_depth_ == 0 ||
+          (!inline_stack_.empty() && loop_depth_ == inline_stack_.back().body_depth))
         fail(s.loc,
              fmt::format("'{}' outside a loop inside the parallel loop",
                          s.kind == K::Break ? "break" : "continue"),
@@ -487,6 +545,7 @@ void Lowerer::stmt(const ast::Stmt& s, ir::Block& out) {
           s.kind == K::Break ? ir::Stmt::Kind::Break : ir::Stmt::Kind::Continue, s.loc));
       return;
     case K::Return:
+      if (!inline_stack_.empty()) return return_from_function(s, out);
       fail(s.loc, "`return` is only allowed after the parallel loop",
            "to end an iteration early, use if/else; a kernel's result is `return expr` after its "
            "loop");

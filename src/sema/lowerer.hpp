@@ -3,6 +3,7 @@
 // (lower_stmt.cpp).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -63,9 +64,22 @@ class Lowerer {
   std::string builtin_name(const ast::Expr& callee) const;
   std::optional<DType> dtype_named(const ast::Expr& e) const;
 
+  // ---- device functions (lower_func.cpp) ----
+  // Inlines a call of a @tack.func; returns its values (one, several for a tuple, none).
+  std::vector<Value> inline_call(const ast::FunctionDef& f, const ast::Expr& call);
+  void return_from_function(const ast::Stmt& s, ir::Block& out);
+  // After a loop inside an inlined function: leave the wrapper too if the loop returned.
+  void propagate_return(ir::Block& out);
+  ir::Block* block_ = nullptr;  // where statements of the expression being lowered go
+
   // ---- statements (lower_stmt.cpp) ----
   void block(const ast::Block& b, ir::Block& out);
   void stmt(const ast::Stmt& s, ir::Block& out);
+  void lower_stmt(const ast::Stmt& s, ir::Block& out);
+  // Runs `lower` with statements that expressions emit collected into a block of their own.
+  ir::Block lower_into(const std::function<void()>& lower);
+  // The @tack.func a call expression calls, or null.
+  const ast::FunctionDef* called_func(const ast::Expr& e) const;
   void assign(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
   void store(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
   void for_loop(const ast::Stmt& s, ir::Block& out);
@@ -78,6 +92,9 @@ class Lowerer {
   [[noreturn]] void fail(SourceLoc loc, const std::string& message,
                          const std::string& hint = "") const;
   [[noreturn]] void fail_arg(SourceLoc loc, const std::string& message) const;
+  // The file and the name of what is being lowered: the kernel, or an inlined function.
+  const SourceFile& current_file() const;
+  const std::string& current_name() const;
 
   const lang::ResolvedModule& module_;
   const ast::FunctionDef& def_;
@@ -90,6 +107,16 @@ class Lowerer {
   std::map<int, SourceLoc> local_decl_;
   std::map<int, ir::ExprPtr> host_values_;  // prelude locals computable on the host
   Phase phase_ = Phase::Prelude;
+  // An inlined @tack.func being lowered: its file and name for errors, its results.
+  struct InlineFrame {
+    const ast::FunctionDef* def;
+    const SourceFile* file;
+    int body_depth;            // loop_depth_ of the function's top level
+    int done = -1;             // bool local: the function has returned
+    std::vector<int> results;  // result locals, created at the first return
+    int returns = 0;           // return statements lowered so far
+  };
+  std::vector<InlineFrame> inline_stack_;
   int loop_depth_ = 0;  // sequential loops enclosing the current statement
   int temps_ = 0;
 };
