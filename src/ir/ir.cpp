@@ -90,8 +90,16 @@ const char* op_name(Op op) {
       return "cast";
     case Op::Call:
       return "call";
+    case Op::Atomic:
+      return "atomic";
   }
   return "?";
+}
+
+const char* atomic_name(AtomicOp a) {
+  static const char* const names[] = {"add", "sub", "min",      "max", "and",
+                                      "or",  "xor", "exchange", "cas"};
+  return names[static_cast<int>(a)];
 }
 
 const char* builtin_name(Builtin b) {
@@ -114,6 +122,8 @@ ExprPtr Expr::clone() const {
   e->index = index;
   e->dim = dim;
   e->callee = callee;
+  e->atomic = atomic;
+  e->atomic = atomic;
   e->int_bits = int_bits;
   e->float_value = float_value;
   e->checked = checked;

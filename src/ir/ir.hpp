@@ -54,7 +54,12 @@ enum class Op : uint8_t {
   Select,  // operands: cond (bool), then, else
   Cast,    // operands: value; converts to type (float->int truncates and saturates)
   Call,    // callee = a math builtin; operands per builtin
+  Atomic,  // index = array id, operands = indices..., value (and for Cas: expected, desired);
+           // returns the element's old value; relaxed ordering
 };
+
+enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Exchange, Cas };
+const char* atomic_name(AtomicOp a);
 
 // Math builtins (all on floats unless noted; the result has the operands' type).
 enum class Builtin : uint8_t {
@@ -100,9 +105,10 @@ struct Expr {
   int index = -1;  // local, param or array id
   int dim = 0;     // ArrayDim
   Builtin callee = Builtin::Sqrt;
+  AtomicOp atomic = AtomicOp::Add;
   uint64_t int_bits = 0;
   double float_value = 0;
-  bool checked = false;  // Load: check the index (debug mode)
+  bool checked = false;  // Load, Atomic: check the index (debug mode)
   std::vector<ExprPtr> operands;
 
   Expr(Op o, Type t, SourceLoc l) : op(o), type(t), loc(l) {}

@@ -105,7 +105,7 @@ std::optional<uint64_t> fold_int_binary(Op op, DType t, uint64_t a, uint64_t b) 
 
 void insert_bounds_checks(Kernel& k) {
   auto fe = [](Expr& e) {
-    if (e.op == Op::Load) e.checked = true;
+    if (e.op == Op::Load || e.op == Op::Atomic) e.checked = true;
   };
   auto fs = [](Stmt& s) {
     if (s.kind == Stmt::Kind::Store) s.checked = true;

@@ -24,6 +24,18 @@ class Printer {
         return fmt::format("{}.shape[{}]", k_.params[e.index].name, e.dim);
       case Op::Load:
         return access(e.index, e.operands, e.checked, e.loc);
+      case Op::Atomic: {
+        size_t rank = k_.params[e.index].type.rank;
+        std::vector<ExprPtr> idx;
+        for (size_t i = 0; i < rank; ++i) idx.push_back(e.operands[i]->clone());
+        std::string s = fmt::format("(atomic_{}:{} {}", atomic_name(e.atomic), to_string(e.type),
+                                    access(e.index, idx, e.checked, e.loc));
+        for (size_t i = rank; i < e.operands.size(); ++i) {
+          s += " ";
+          s += expr(*e.operands[i]);
+        }
+        return s + ")";
+      }
       case Op::Call: {
         std::string s = fmt::format("({}:{}", builtin_name(e.callee), to_string(e.type));
         for (const auto& o : e.operands) {

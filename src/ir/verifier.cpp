@@ -166,6 +166,19 @@ class Verifier {
       case Op::Call:
         call(e);
         break;
+      case Op::Atomic: {
+        const Param& p = array_param(e.index, e.loc);
+        size_t rank = p.type.rank, values = e.atomic == AtomicOp::Cas ? 2 : 1;
+        expect(ops.size() == rank + values, e, "atomic operand count");
+        expect(p.written, e, "atomic on an array not marked written");
+        for (size_t i = 0; i < rank; ++i)
+          expect(ops[i]->type == Type::i64(), e, "array index is not i64");
+        for (size_t i = rank; i < ops.size(); ++i)
+          expect(ops[i]->type == Type::scalar(p.type.dtype), e,
+                 "atomic value type differs from the array dtype");
+        expect(e.type == Type::scalar(p.type.dtype) && !e.type.is_bool(), e, "atomic result type");
+        break;
+      }
     }
   }
 

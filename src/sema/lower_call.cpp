@@ -30,24 +30,29 @@ const std::map<std::string, Builtin>& float_builtins() {
 // Names of the language that this version of Tack does not compile yet, so that using one gives
 // an honest error rather than "not defined".
 const std::set<std::string>& later_names() {
-  static const std::set<std::string> s = {"vec2",       "vec3",        "vec4",
-                                          "dvec2",      "dvec3",       "dvec4",
-                                          "ivec2",      "ivec3",       "ivec4",
-                                          "uvec2",      "uvec3",       "uvec4",
-                                          "mat2",       "mat3",        "mat4",
-                                          "dmat2",      "dmat3",       "dmat4",
-                                          "dot",        "cross",       "length",
-                                          "distance",   "normalize",   "mix",
-                                          "clamp",      "saturate",    "smoothstep",
-                                          "step",       "fract",       "sign",
-                                          "reflect",    "any",         "all",
-                                          "select",     "transpose",   "determinant",
-                                          "inverse",    "atomic_add",  "atomic_sub",
-                                          "atomic_min", "atomic_max",  "atomic_and",
-                                          "atomic_or",  "atomic_xor",  "atomic_exchange",
-                                          "atomic_cas", "local_array", "local_array_like",
-                                          "random",     "print",       "texture2d",
-                                          "texture3d"};
+  static const std::set<std::string> s = {"vec2",        "vec3",
+                                          "vec4",        "dvec2",
+                                          "dvec3",       "dvec4",
+                                          "ivec2",       "ivec3",
+                                          "ivec4",       "uvec2",
+                                          "uvec3",       "uvec4",
+                                          "mat2",        "mat3",
+                                          "mat4",        "dmat2",
+                                          "dmat3",       "dmat4",
+                                          "dot",         "cross",
+                                          "length",      "distance",
+                                          "normalize",   "mix",
+                                          "clamp",       "saturate",
+                                          "smoothstep",  "step",
+                                          "fract",       "sign",
+                                          "reflect",     "any",
+                                          "all",         "select",
+                                          "transpose",   "determinant",
+                                          "inverse",
+
+                                          "local_array", "local_array_like",
+                                          "random",      "print",
+                                          "texture2d",   "texture3d"};
   return s;
 }
 
@@ -211,6 +216,7 @@ Value Lowerer::call(const ast::Expr& e) {
     }
     return acc;
   }
+  if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), e);
   if (name == "pow") {
     nargs(2);
     return binary(ast::BinOp::Pow, expr(*e.args[0]), expr(*e.args[1]), loc);
@@ -228,6 +234,65 @@ Value Lowerer::call(const ast::Expr& e) {
   fail(loc, fmt::format("'{}' is not a function a kernel can call", name),
        "kernels call math builtins (sqrt, sin, exp, ...), dtypes as casts (tack.f32(x)), len, "
        "abs, min, max, pow");
+}
+
+Value Lowerer::atomic(const std::string& op_name, const ast::Expr& e) {
+  static const std::map<std::string, ir::AtomicOp> ops = {
+      {"add", ir::AtomicOp::Add}, {"sub", ir::AtomicOp::Sub},           {"min", ir::AtomicOp::Min},
+      {"max", ir::AtomicOp::Max}, {"and", ir::AtomicOp::And},           {"or", ir::AtomicOp::Or},
+      {"xor", ir::AtomicOp::Xor}, {"exchange", ir::AtomicOp::Exchange}, {"cas", ir::AtomicOp::Cas}};
+  std::string name = "tack.atomic_" + op_name;
+  auto it = ops.find(op_name);
+  if (it == ops.end())
+    fail(e.loc, fmt::format("'{}' is not an atomic operation", name),
+         "use atomic_add, _sub, _min, _max, _and, _or, _xor, _exchange or _cas");
+  ir::AtomicOp op = it->second;
+  size_t want = op == ir::AtomicOp::Cas ? 4 : 3;
+  if (e.args.size() != want || !e.keywords.empty())
+    fail(e.loc, fmt::format("{}() takes {} arguments", name, want),
+         op == ir::AtomicOp::Cas ? "write tack.atomic_cas(array, index, expected, desired)"
+                                 : fmt::format("write {}(array, index, value)", name));
+  int a = array_param(*e.args[0]);
+  if (a < 0)
+    fail(e.args[0]->loc, fmt::format("the first argument of {}() must be an array argument", name),
+         "pass the array the kernel was given");
+  if (phase_ != Phase::Loop)
+    fail(e.loc, "atomics are only allowed inside the parallel loop",
+         "move the atomic into the loop body");
+  ir::Param& p = k_.params[a];
+  DType dt = p.type.dtype;
+  if (dt == DType::Bool || !target_.atomic_dtypes.count(dt))
+    fail(e.loc,
+         fmt::format("{} has no atomics on {} arrays", target_.backend_label, dtype_name(dt)),
+         "use an array of a dtype with atomics (i32, u32, f32 on every backend)");
+  bool bitwise = op == ir::AtomicOp::And || op == ir::AtomicOp::Or || op == ir::AtomicOp::Xor;
+  if (bitwise && is_float(dt))
+    fail(e.loc, fmt::format("{}() needs an integer array, not {}", name, dtype_name(dt)),
+         "use atomic_add/_sub/_min/_max/_exchange/_cas on floats");
+  // One index per dimension: a[i] takes i, a 2-D array takes (i, j).
+  std::vector<ir::ExprPtr> idx;
+  {
+    const ast::Expr& index = *e.args[1];
+    std::vector<const ast::Expr*> parts;
+    if (index.kind == ast::Expr::Kind::Tuple)
+      for (const auto& t : index.args) parts.push_back(t.get());
+    else
+      parts.push_back(&index);
+    if (parts.size() != p.type.rank)
+      fail_arg(index.loc,
+               fmt::format("array argument '{}' has {} dimension{} but {}() gives {} index{}",
+                           p.name, p.type.rank, p.type.rank == 1 ? "" : "s", name, parts.size(),
+                           parts.size() == 1 ? "" : "es"));
+    for (const ast::Expr* x : parts) idx.push_back(index_value(expr(*x), x->loc));
+  }
+  auto node = std::make_unique<ir::Expr>(ir::Op::Atomic, ir::Type::scalar(dt), e.loc);
+  node->index = a;
+  node->atomic = op;
+  node->operands = std::move(idx);
+  for (size_t i = 2; i < e.args.size(); ++i)
+    node->operands.push_back(convert_for_store(expr(*e.args[i]), dt, p.name, e.args[i]->loc));
+  p.written = true;
+  return {std::move(node)};
 }
 
 }  // namespace tack::sema

@@ -602,12 +602,25 @@ Value Lowerer::expr(const ast::Expr& e) {
       return {ir::make_local(t, Type::bool_(), e.loc)};
     }
     case K::Compare: {
-      // a < b < c is (a < b) and (b < c) with b computed once; expressions have no side effects,
-      // so the middle operand is lowered twice and left to the optimizer to share.
+      // a < b < c is (a < b) and (b < c) with b computed once: a middle operand that is not a
+      // plain name or literal is kept in a temporary.
+      std::vector<Value> operands;
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        Value v = expr(*e.args[i]);
+        bool middle = i > 0 && i + 1 < e.args.size();
+        ir::Op op = v.e->op;
+        if (middle && block_ && op != Op::Const && op != Op::Local && op != Op::Param) {
+          int t = temp(std::move(v.e), e.args[i]->loc, *block_);
+          v = {ir::make_local(t, k_.locals[t].type, e.args[i]->loc)};
+        }
+        operands.push_back(std::move(v));
+      }
       ir::ExprPtr result;
       for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
-        Value a = expr(*e.args[i]);
-        Value b = expr(*e.args[i + 1]);
+        Value a{i == 0 ? std::move(operands[i].e) : operands[i].e->clone(), operands[i].weak};
+        Value b{
+            i + 2 == operands.size() ? std::move(operands[i + 1].e) : operands[i + 1].e->clone(),
+            operands[i + 1].weak};
         auto [l, r] = unify(std::move(a), std::move(b), e.loc, "the comparison");
         ir::ExprPtr c =
             ir::make_binary(compare_op(e.cmp_ops[i]), std::move(l), std::move(r), e.loc);

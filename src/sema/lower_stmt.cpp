@@ -413,7 +413,11 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
         return;
       }
       if (s.value->kind == ast::Expr::Kind::Call) {
-        (void)call(*s.value);
+        Value v = call(*s.value);
+        if (v.e->op == Op::Atomic) {  // for its effect; the old value it returns is dropped
+          temp(std::move(v.e), s.loc, out);
+          return;
+        }
         fail(s.loc, "this call's result is unused, and it has no effect",
              "assign it to a name or remove it");
       }

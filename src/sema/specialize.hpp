@@ -3,6 +3,7 @@
 // after this stage rejects a kernel.
 #pragma once
 
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,7 @@ std::string to_string(std::span<const ArgType> args);
 struct TargetRules {
   std::string backend_label = "the CPU";
   bool supports_workgroups = false;
+  std::set<DType> atomic_dtypes = {std::begin(kAllDTypes), std::end(kAllDTypes)};
 };
 
 // Builds the typed IR of `kernel` for `args`. Throws CompileError for a kernel the language

@@ -279,6 +279,83 @@ class Generator {
     return phi;
   }
 
+  // Relaxed read-modify-write at device scope; returns the old value.
+  Value* atomic(const ir::Expr& e) {
+    const ir::Param& p = k_.params[e.index];
+    std::vector<Value*> idx, vals;
+    for (size_t i = 0; i < e.operands.size(); ++i)
+      (i < p.type.rank ? idx : vals).push_back(expr(*e.operands[i]));
+    DType dt = p.type.dtype;
+    bool f = is_float(dt);
+    auto ordering = llvm::AtomicOrdering::Monotonic;
+    llvm::MaybeAlign align(dtype_size(dt));
+    auto do_atomic = [&]() -> Value* {
+      Value* ptr = address(e.index, idx);
+      if (e.atomic == ir::AtomicOp::Cas) {
+        // Compare-and-swap compares bits: floats go through the integer of their width.
+        llvm::Type* it = b_.getIntNTy(dtype_bits(dt));
+        Value* expected = f ? b_.CreateBitCast(vals[0], it) : vals[0];
+        Value* desired = f ? b_.CreateBitCast(vals[1], it) : vals[1];
+        auto* cas = b_.CreateAtomicCmpXchg(ptr, expected, desired, align, ordering, ordering);
+        annotate(cas, e.index);
+        Value* old = b_.CreateExtractValue(cas, 0);
+        return f ? b_.CreateBitCast(old, type(dt)) : old;
+      }
+      using B = llvm::AtomicRMWInst::BinOp;
+      B op = B::Add;
+      bool s = is_signed(dt);
+      switch (e.atomic) {
+        case ir::AtomicOp::Add:
+          op = f ? B::FAdd : B::Add;
+          break;
+        case ir::AtomicOp::Sub:
+          op = f ? B::FSub : B::Sub;
+          break;
+        case ir::AtomicOp::Min:
+          op = f ? B::FMin : s ? B::Min : B::UMin;
+          break;
+        case ir::AtomicOp::Max:
+          op = f ? B::FMax : s ? B::Max : B::UMax;
+          break;
+        case ir::AtomicOp::And:
+          op = B::And;
+          break;
+        case ir::AtomicOp::Or:
+          op = B::Or;
+          break;
+        case ir::AtomicOp::Xor:
+          op = B::Xor;
+          break;
+        case ir::AtomicOp::Exchange:
+          op = B::Xchg;
+          break;
+        case ir::AtomicOp::Cas:
+          break;
+      }
+      auto* rmw = b_.CreateAtomicRMW(op, ptr, vals[0], align, ordering);
+      annotate(rmw, e.index);
+      return rmw;
+    };
+    if (!e.checked) return do_atomic();
+    BasicBlock* ok = BasicBlock::Create(ctx_, "atomic.ok", fn_);
+    BasicBlock* bad = BasicBlock::Create(ctx_, "atomic.oob", fn_);
+    BasicBlock* join = BasicBlock::Create(ctx_, "atomic.join", fn_);
+    b_.CreateCondBr(in_bounds(e.index, idx), ok, bad);
+    b_.SetInsertPoint(ok);
+    Value* v = do_atomic();
+    BasicBlock* ok_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(bad);
+    report(e.index, idx, e.loc, true);
+    BasicBlock* bad_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    auto* phi = b_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, ok_end);
+    phi->addIncoming(llvm::Constant::getNullValue(v->getType()), bad_end);
+    return phi;
+  }
+
   void store(const ir::Stmt& s) {
     std::vector<Value*> idx;
     for (const auto& i : s.indices) idx.push_back(expr(*i));
@@ -597,6 +674,8 @@ class Generator {
         return load(e);
       case Op::Call:
         return call(e);
+      case Op::Atomic:
+        return atomic(e);
       case Op::Cast:
         return cast(expr(*e.operands[0]), e.operands[0]->type.dtype, t);
       case Op::Select: {
