@@ -103,6 +103,10 @@ Array zeros_like(const Array& a);
 // Wraps memory that Tack does not own (no copy). The memory must outlive the array.
 Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* device = nullptr,
                      bool writable = false);
+// The same, keeping `owner` alive for as long as any array (or view) uses the memory: how another
+// library's object (a DLPack producer, a Python object) stays alive while Tack uses its memory.
+Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* device,
+                     bool writable, std::shared_ptr<const void> owner);
 // "cpu" for host memory; a GPU backend answers its own spaces.
 std::string memory_space(const void* ptr);
 

@@ -253,6 +253,11 @@ Array zeros_like(const Array& a) {
 
 Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* device,
                      bool writable) {
+  return array_from_ptr(ptr, shape, dtype, device, writable, nullptr);
+}
+
+Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* device,
+                     bool writable, std::shared_ptr<const void> owner) {
   if (!ptr && element_count(shape) > 0) throw ValueError("array_from_ptr: null pointer");
   Device dev = resolve(device);
   auto buffer = std::make_shared<detail::Buffer>();
@@ -262,6 +267,7 @@ Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* d
   buffer->bytes = static_cast<size_t>(element_count(shape) * dtype_size(dtype));
   buffer->owned = false;
   buffer->writable = writable;
+  buffer->owner = std::move(owner);
   return Array(std::move(buffer), 0, shape, dtype);
 }
 

@@ -23,6 +23,7 @@ struct Buffer {
   size_t bytes = 0;
   bool owned = true;
   bool writable = true;
+  std::shared_ptr<const void> owner;  // kept alive with wrapped memory (array_from_ptr)
   ~Buffer();
 };
 
