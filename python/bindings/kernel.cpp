@@ -1,0 +1,301 @@
+// Decorated kernels: tack.Kernel wraps a Python function. At its first call the function's source
+// text, file, first line and a resolver for its free names go to tack::Module::from_function;
+// every call converts its arguments here, in C++, and runs tack::Kernel::call without the GIL.
+#include <nanobind/stl/string.h>
+
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ext.hpp"
+
+namespace tack::python {
+namespace {
+
+// The Python function that turns a decorated function into (source, filename, first_line,
+// resolver): tack._kernel._build, registered at import.
+nb::object& builder() {
+  static nb::object* b = new nb::object();  // leaked: outlives the interpreter's teardown
+  return *b;
+}
+
+struct KernelObject {
+  nb::object fn;
+  std::string name;
+  std::optional<Kernel> kernel;
+  explicit KernelObject(nb::object f) : fn(std::move(f)) {
+    name = nb::cast<std::string>(fn.attr("__name__"));
+  }
+};
+
+// A Python object that C++ may copy and destroy on any thread.
+std::shared_ptr<nb::object> shared_object(nb::object o) {
+  return std::shared_ptr<nb::object>(new nb::object(std::move(o)), [](nb::object* p) {
+    if (!Py_IsInitialized()) return;
+    nb::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+const Kernel& ensure(KernelObject& k) {
+  if (k.kernel) return *k.kernel;
+  if (!builder().is_valid()) throw Error("tack._tack is used without the tack package");
+  nb::tuple r = nb::cast<nb::tuple>(builder()(k.fn));
+  auto source = nb::cast<std::string>(r[0]);
+  auto filename = nb::cast<std::string>(r[1]);
+  int first_line = nb::cast<int>(r[2]);
+  std::shared_ptr<nb::object> resolver = shared_object(nb::borrow(r[3]));
+  // The core asks for names while it compiles, possibly on another thread and without the GIL.
+  NameResolver resolve = [resolver](const std::string& name) -> ExternalName {
+    nb::gil_scoped_acquire gil;
+    try {
+      return nb::cast<ExternalName>((*resolver)(name));
+    } catch (const nb::python_error& e) {
+      throw Error("looking up the name '" + name + "' failed: " + e.what());
+    }
+  };
+  Module m = Module::from_function(source, filename, first_line, std::move(resolve));
+  k.kernel = m.kernel(k.name);
+  return *k.kernel;
+}
+
+// numpy.bool_, numpy.integer and numpy.floating, once NumPy is imported.
+struct NumpyScalarTypes {
+  PyObject* bool_ = nullptr;
+  PyObject* integer = nullptr;
+  PyObject* floating = nullptr;
+};
+
+const NumpyScalarTypes* numpy_scalar_types() {
+  static NumpyScalarTypes* types = [] {
+    PyObject* np = PyImport_ImportModule("numpy");
+    if (!np) {
+      PyErr_Clear();
+      return static_cast<NumpyScalarTypes*>(nullptr);
+    }
+    auto* t = new NumpyScalarTypes;
+    t->bool_ = PyObject_GetAttrString(np, "bool_");
+    t->integer = PyObject_GetAttrString(np, "integer");
+    t->floating = PyObject_GetAttrString(np, "floating");
+    Py_DECREF(np);
+    return t;
+  }();
+  return types;
+}
+
+// The arguments of one call, converted: a few on the stack, more on the heap.
+class ArgList {
+ public:
+  explicit ArgList(size_t n) : n_(n) {
+    if (n > kInline) heap_.reset(static_cast<Arg*>(::operator new(n * sizeof(Arg))));
+  }
+  Arg* slot(size_t i) { return (heap_ ? heap_.get() : reinterpret_cast<Arg*>(inline_)) + i; }
+  std::span<const Arg> span() { return {slot(0), n_}; }
+  // An array made for this call (a foreign array wrapped without a copy); stable address.
+  const Array& keep(Array a) {
+    if (temps_.capacity() < n_) temps_.reserve(n_);
+    temps_.push_back(std::move(a));
+    return temps_.back();
+  }
+
+ private:
+  static constexpr size_t kInline = 16;
+  struct Free {
+    void operator()(Arg* p) const { ::operator delete(p); }
+  };
+  size_t n_;
+  alignas(Arg) unsigned char inline_[kInline * sizeof(Arg)];
+  std::unique_ptr<Arg, Free> heap_;
+  std::vector<Array> temps_;
+};
+static_assert(std::is_trivially_destructible_v<Arg>);
+
+[[noreturn]] void bad_argument(const KernelObject& k, size_t i, PyObject* o, const char* why) {
+  throw TypeError("kernel '" + k.name + "': argument " + std::to_string(i + 1) + " is " + why +
+                  " (" + Py_TYPE(o)->tp_name +
+                  "); a kernel takes tack arrays, NumPy or other DLPack arrays, and numbers");
+}
+
+void convert_int(const KernelObject& k, size_t i, PyObject* o, Arg* slot) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow == 0) {
+    new (slot) Arg(static_cast<int64_t>(v));
+    return;
+  }
+  if (overflow > 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(o);
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+      new (slot) Arg(static_cast<uint64_t>(u));
+      return;
+    }
+    PyErr_Clear();
+  }
+  bad_argument(k, i, o, "an integer outside the range of i64 and u64");
+}
+
+void convert(const KernelObject& k, size_t i, PyObject* o, ArgList& list) {
+  Arg* slot = list.slot(i);
+  PyTypeObject* tp = Py_TYPE(o);
+  if (tp == g_array_type || PyType_IsSubtype(tp, g_array_type)) {
+    new (slot) Arg(static_cast<const Array&>(*nb::inst_ptr<Array>(o)));
+    return;
+  }
+  if (PyBool_Check(o)) {
+    new (slot) Arg(o == Py_True);
+    return;
+  }
+  if (PyLong_Check(o)) return convert_int(k, i, o, slot);
+  if (PyFloat_Check(o)) {
+    new (slot) Arg(PyFloat_AS_DOUBLE(o));
+    return;
+  }
+  if (const NumpyScalarTypes* np = numpy_scalar_types()) {
+    if (PyObject_IsInstance(o, np->bool_) == 1) {
+      new (slot) Arg(PyObject_IsTrue(o) == 1);
+      return;
+    }
+    if (PyObject_IsInstance(o, np->integer) == 1) {
+      nb::object v = nb::steal(PyNumber_Index(o));
+      if (!v.is_valid()) throw nb::python_error();
+      return convert_int(k, i, v.ptr(), slot);
+    }
+    if (PyObject_IsInstance(o, np->floating) == 1) {
+      double d = PyFloat_AsDouble(o);
+      if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      new (slot) Arg(d);
+      return;
+    }
+  }
+  // NumPy arrays and other DLPack producers: their memory, without a copy.
+  if (auto a = wrap_foreign(nb::handle(o), false)) {
+    new (slot) Arg(list.keep(std::move(*a)));
+    return;
+  }
+  bad_argument(k, i, o, "neither an array nor a number");
+}
+
+void convert_all(const KernelObject& k, PyObject* const* items, size_t n, ArgList& list) {
+  for (size_t i = 0; i < n; ++i) convert(k, i, items[i], list);
+}
+
+PyObject* scalar_to_python(const Scalar& s) {
+  if (!s.has_value) Py_RETURN_NONE;
+  if (is_float(s.dtype)) return PyFloat_FromDouble(s.value);
+  if (s.dtype == DType::Bool) return PyBool_FromLong(s.int_value != 0);
+  if (s.dtype == DType::U64) return PyLong_FromUnsignedLongLong(static_cast<uint64_t>(s.int_value));
+  return PyLong_FromLongLong(s.int_value);
+}
+
+// tp_call of tack.Kernel: the hot path, bypassing nanobind's dispatch.
+PyObject* kernel_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+  try {
+    KernelObject& k = *nb::inst_ptr<KernelObject>(self);
+    if (kwargs && PyDict_GET_SIZE(kwargs) != 0)
+      throw TypeError("kernel '" + k.name + "' takes its arguments by position only");
+    const Kernel& kernel = ensure(k);
+    size_t n = static_cast<size_t>(PyTuple_GET_SIZE(args));
+    ArgList list(n);
+    convert_all(k, &PyTuple_GET_ITEM(args, 0), n, list);
+    Scalar result;
+    {
+      nb::gil_scoped_release release;
+      result = kernel.call(list.span());
+    }
+    return scalar_to_python(result);
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+int kernel_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self)) return 0;
+  Py_VISIT(nb::inst_ptr<KernelObject>(self)->fn.ptr());
+  return 0;
+}
+
+int kernel_clear(PyObject* self) {
+  if (nb::inst_ready(self)) nb::inst_ptr<KernelObject>(self)->fn.reset();
+  return 0;
+}
+
+PyType_Slot kernel_slots[] = {{Py_tp_call, reinterpret_cast<void*>(kernel_call)},
+                              {Py_tp_traverse, reinterpret_cast<void*>(kernel_traverse)},
+                              {Py_tp_clear, reinterpret_cast<void*>(kernel_clear)},
+                              {0, nullptr}};
+
+InspectMode inspect_mode(const std::string& mode) {
+  if (mode == "ir") return InspectMode::IR;
+  if (mode == "source") return InspectMode::Source;
+  if (mode == "optimized") return InspectMode::Optimized;
+  throw ValueError("inspect: mode is 'ir', 'source' or 'optimized', not '" + mode + "'");
+}
+
+}  // namespace
+
+void bind_kernel(nb::module_& m) {
+  nb::class_<ExternalName> ext(m, "ExternalName",
+                               "What a free name in a decorated function refers to.");
+  nb::enum_<ExternalName::Kind>(ext, "Kind")
+      .value("Unknown", ExternalName::Kind::Unknown)
+      .value("HostValue", ExternalName::Kind::HostValue)
+      .value("Constant", ExternalName::Kind::Constant)
+      .value("Function", ExternalName::Kind::Function)
+      .value("TackModule", ExternalName::Kind::TackModule)
+      .value("MathModule", ExternalName::Kind::MathModule)
+      .value("TackMember", ExternalName::Kind::TackMember)
+      .value("ForeignModule", ExternalName::Kind::ForeignModule);
+  ext.def(nb::init<>())
+      .def_rw("kind", &ExternalName::kind)
+      .def_rw("is_float", &ExternalName::is_float)
+      .def_rw("is_bool", &ExternalName::is_bool)
+      .def_rw("is_big", &ExternalName::is_big)
+      .def_rw("int_value", &ExternalName::int_value)
+      .def_rw("uint_value", &ExternalName::uint_value)
+      .def_rw("float_value", &ExternalName::float_value)
+      .def_rw("dtype", &ExternalName::dtype)
+      .def_rw("source", &ExternalName::source)
+      .def_rw("filename", &ExternalName::filename)
+      .def_rw("first_line", &ExternalName::first_line)
+      .def_rw("member", &ExternalName::member);
+
+  m.def("_set_builder", [](nb::object b) { builder() = std::move(b); });
+
+  nb::class_<KernelObject>(m, "Kernel", nb::type_slots(kernel_slots),
+                           "A @tack.kernel: compiled at its first call for its argument types, "
+                           "then cached in memory and on disk.")
+      .def(nb::init<nb::object>(), nb::arg("fn"))
+      .def_prop_ro("__wrapped__", [](const KernelObject& k) { return k.fn; })
+      // Everything else a function has (__name__, __qualname__, __module__ of the function...).
+      .def("__getattr__",
+           [](const KernelObject& k, nb::handle name) -> nb::object {
+             if (!k.fn.is_valid()) throw nb::attribute_error();
+             PyObject* v = PyObject_GetAttr(k.fn.ptr(), name.ptr());
+             if (!v) throw nb::python_error();
+             return nb::steal(v);
+           })
+      .def_prop_ro("name", [](const KernelObject& k) { return k.name; })
+      .def("__repr__",
+           [](const KernelObject& k) {
+             return "<tack.kernel " + nb::cast<std::string>(k.fn.attr("__qualname__")) + ">";
+           })
+      .def(
+          "_inspect",
+          [](KernelObject& k, nb::tuple args, const std::string& mode) {
+            InspectMode im = inspect_mode(mode);
+            const Kernel& kernel = ensure(k);
+            size_t n = nb::len(args);
+            ArgList list(n);
+            convert_all(k, &PyTuple_GET_ITEM(args.ptr(), 0), n, list);
+            nb::gil_scoped_release release;
+            return kernel.inspect(list.span(), im);
+          },
+          nb::arg("args"), nb::arg("mode"))
+      .def("_build", [](KernelObject& k) { ensure(k); });
+}
+
+}  // namespace tack::python

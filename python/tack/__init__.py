@@ -1,0 +1,82 @@
+"""Tack: one compute kernel, written once, compiled at its first call for the device it runs on.
+
+    import numpy as np
+    import tack
+
+    @tack.kernel
+    def vector_add(x, y, out):
+        for i in range(x.shape[0]):
+            out[i] = x[i] + y[i]
+
+    x = tack.asarray(np.arange(1024, dtype=np.float32))
+    y = tack.ones((1024,))
+    out = tack.empty_like(x)
+    vector_add(x, y, out)
+    print(out.numpy())
+
+This package is a thin layer over Tack's C++ core (the extension module ``tack._tack``): it hands a
+decorated function's source text and a resolver for its free names to the core, converts NumPy and
+DLPack objects into arrays and scalars, and raises the core's errors as Python exceptions.
+"""
+
+from . import _nvrtc
+
+_nvrtc.preload()
+
+from . import _tack  # noqa: E402
+from ._tack import (  # noqa: E402,F401
+    Array,
+    Backend,
+    CacheStats,
+    CompileError,
+    Device,
+    DeviceError,
+    DType,
+    array_from_ptr,
+    backend_status,
+    cache_dir,
+    cache_enabled,
+    cache_stats,
+    clear_cache,
+    copyto,
+    device,
+    devices,
+    dtype,
+    empty,
+    empty_like,
+    from_dlpack,
+    full,
+    get_default_device,
+    memory_space,
+    ones,
+    set_debug,
+    set_default_device,
+    sync,
+    zeros,
+    zeros_like,
+)
+from ._tack import bool_, i8, u8, i16, u16, i32, u32, i64, u64, f32, f64  # noqa: E402,F401
+from ._arrays import arange, asarray, full_like, ones_like  # noqa: E402,F401
+from ._kernel import Func, Kernel, constant, func, inspect, kernel  # noqa: E402,F401
+from ._builtins import *  # noqa: E402,F401,F403
+from ._builtins import __all__ as _builtin_names  # noqa: E402
+from ._builtins import abs, all, any, max, min, pow, round  # noqa: E402,F401
+from . import math, random  # noqa: E402,F401
+
+__version__ = _tack.version()
+
+
+def is_debug():
+    """Whether variants compiled from now on check every array index (set_debug, TACK_DEBUG=1)."""
+    return _tack.debug()
+
+
+__all__ = [
+    "Array", "Backend", "CacheStats", "CompileError", "Device", "DeviceError", "DType", "Func",
+    "Kernel", "arange", "array_from_ptr", "asarray", "backend_status", "cache_dir",
+    "cache_enabled", "cache_stats", "clear_cache", "constant", "copyto", "device", "devices",
+    "dtype", "empty", "empty_like", "from_dlpack", "full", "full_like", "func",
+    "get_default_device", "inspect", "is_debug", "kernel", "memory_space", "ones", "ones_like",
+    "set_debug", "set_default_device", "sync", "zeros", "zeros_like",
+    "bool_", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64",
+] + list(_builtin_names)

@@ -1,0 +1,1 @@
+"""tack.runtime: devices and backends (see tack.runtime.dispatch)."""

@@ -1,0 +1,75 @@
+"""The disk cache across processes: a second Python process loads the kernel instead of compiling
+it, as tack.cache_stats() shows."""
+import json
+import os
+import subprocess
+import sys
+
+import tack
+
+import kernels
+
+PROGRAM = """
+import json, sys
+import numpy as np
+import tack
+
+@tack.kernel
+def scale_add(a, x, out):
+    for i in range(x.shape[0]):
+        out[i] = a * x[i] + 1.0
+
+x = tack.asarray(np.arange(16, dtype=np.float32))
+out = tack.empty_like(x)
+scale_add(3.0, x, out)
+scale_add(3.0, x, out)
+assert out.numpy().tolist() == [3.0 * i + 1.0 for i in range(16)]
+s = tack.cache_stats()
+print(json.dumps(dict(s._asdict(), cache_dir=tack.cache_dir())))
+"""
+
+
+def run_program(path, env):
+    run = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_second_process_loads_from_the_disk_cache(tmp_path, subprocess_env):
+    script = tmp_path / "program.py"
+    script.write_text(PROGRAM)
+    cache = tmp_path / "cache"
+    env = dict(subprocess_env, TACK_CACHE_DIR=str(cache))
+    env.pop("TACK_CACHE", None)
+    env.pop("TACK_DEBUG", None)
+
+    first = run_program(script, env)
+    assert first["cache_dir"] == str(cache)
+    assert first["compiles"] == 1 and first["disk_hits"] == 0 and first["disk_writes"] == 1
+    assert first["memory_hits"] >= 1
+
+    second = run_program(script, env)
+    assert second["disk_hits"] == 1 and second["compiles"] == 0
+    assert second["memory_hits"] >= 1
+
+    # Debug mode is another variant: compiled again, not loaded.
+    debug = run_program(script, dict(env, TACK_DEBUG="1"))
+    assert debug["compiles"] == 1 and debug["disk_hits"] == 0
+
+    # TACK_CACHE=0 turns the disk cache off.
+    off = run_program(script, dict(env, TACK_CACHE="0"))
+    assert off["compiles"] == 1 and off["disk_hits"] == 0 and off["disk_writes"] == 0
+
+
+def test_clear_cache_forgets_memory_and_disk(tmp_path, subprocess_env):
+    assert tack.cache_dir() == os.environ["TACK_CACHE_DIR"]
+    x = tack.ones((8,))
+    kernels.vector_add(x, x, x)
+    before = tack.cache_stats()
+    kernels.vector_add(x, x, x)
+    assert tack.cache_stats().memory_hits == before.memory_hits + 1
+    assert tack.clear_cache() >= 0
+    kernels.vector_add(x, x, x)  # compiled again: neither memory nor disk has it
+    after = tack.cache_stats()
+    assert after.compiles == before.compiles + 1
