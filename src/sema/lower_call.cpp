@@ -41,14 +41,11 @@ const std::set<std::string>& later_names() {
                                           "dmat3",       "dmat4",
                                           "dot",         "cross",
                                           "length",      "distance",
-                                          "normalize",   "mix",
-                                          "clamp",       "saturate",
-                                          "smoothstep",  "step",
-                                          "fract",       "sign",
+                                          "normalize",
+
                                           "reflect",     "any",
-                                          "all",         "select",
-                                          "transpose",   "determinant",
-                                          "inverse",
+                                          "all",         "transpose",
+                                          "determinant", "inverse",
 
                                           "local_array", "local_array_like",
                                           "random",      "print",
@@ -217,6 +214,7 @@ Value Lowerer::call(const ast::Expr& e) {
     return acc;
   }
   if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), e);
+  if (auto v = glsl_helper(name, e)) return std::move(*v);
   if (name == "pow") {
     nargs(2);
     return binary(ast::BinOp::Pow, expr(*e.args[0]), expr(*e.args[1]), loc);
@@ -234,6 +232,104 @@ Value Lowerer::call(const ast::Expr& e) {
   fail(loc, fmt::format("'{}' is not a function a kernel can call", name),
        "kernels call math builtins (sqrt, sin, exp, ...), dtypes as casts (tack.f32(x)), len, "
        "abs, min, max, pow");
+}
+
+// The scalar GLSL helpers, written with the operators so that every backend computes them the same
+// way (GLSL's own formulas: mix is x*(1-a)+y*a, smoothstep is t*t*(3-2t)).
+std::optional<Value> Lowerer::glsl_helper(const std::string& name, const ast::Expr& e) {
+  static const std::map<std::string, size_t> arity = {
+      {"select", 3}, {"clamp", 3},      {"saturate", 1}, {"mix", 3},
+      {"step", 2},   {"smoothstep", 3}, {"fract", 1},    {"sign", 1}};
+  auto it = arity.find(name);
+  if (it == arity.end()) return std::nullopt;
+  SourceLoc loc = e.loc;
+  if (e.args.size() != it->second || !e.keywords.empty())
+    fail(loc, fmt::format("{}() takes {} argument{}", name, it->second, it->second == 1 ? "" : "s"),
+         "pass the arguments by position");
+  // An operand used more than once is computed once, into a temporary when statements can be
+  // emitted here, else (loop bounds, results) duplicated: expressions have no effects there.
+  auto reusable = [&](Value v) -> Value {
+    if (v.is_weak() || !block_ || v.e->op == Op::Local || v.e->op == Op::Param) return v;
+    int t = temp(std::move(v.e), loc, *block_);
+    return {ir::make_local(t, k_.locals[t].type, loc)};
+  };
+  auto copy = [](const Value& v) { return Value{v.e->clone(), v.weak}; };
+  auto lit = [&](double x) { return weak_float(x, loc); };
+  auto as_float = [&](Value v) -> Value {
+    if (v.weak == Weak::Int || (!v.is_weak() && !v.e->type.is_float()))
+      return {ir::make_cast(materialize(std::move(v)), Type::scalar(float_type_))};
+    return v;
+  };
+  auto minmax = [&](Op op, Value a, Value b) -> Value {
+    auto [l, r] = unify(std::move(a), std::move(b), loc, name.c_str());
+    return {ir::make_binary(op, std::move(l), std::move(r), loc)};
+  };
+  auto cmp = [&](Op op, Value a, Value b) {
+    auto [l, r] = unify(std::move(a), std::move(b), loc, name.c_str());
+    return ir::make_binary(op, std::move(l), std::move(r), loc);
+  };
+  auto choose = [&](ir::ExprPtr c, Value a, Value b) -> Value {
+    auto [l, r] = unify(std::move(a), std::move(b), loc, name.c_str());
+    return {ir::make_select(std::move(c), std::move(l), std::move(r), loc)};
+  };
+  auto arg = [&](size_t i) { return expr(*e.args[i]); };
+  auto clamp01 = [&](Value x) {
+    return minmax(Op::Min, minmax(Op::Max, std::move(x), lit(0.0)), lit(1.0));
+  };
+
+  if (name == "select") {  // tack.select(mask, a, b): a where mask is true
+    ir::ExprPtr c = truth(arg(0), e.args[0]->loc);
+    return choose(std::move(c), arg(1), arg(2));
+  }
+  if (name == "clamp") {
+    Value x = arg(0), lo = arg(1), hi = arg(2);
+    return minmax(Op::Min, minmax(Op::Max, std::move(x), std::move(lo)), std::move(hi));
+  }
+  if (name == "saturate") return clamp01(as_float(arg(0)));
+  if (name == "mix") {
+    Value x = as_float(arg(0)), y = as_float(arg(1)), a = reusable(as_float(arg(2)));
+    Value one_minus = binary(ast::BinOp::Sub, lit(1.0), copy(a), loc);
+    return binary(ast::BinOp::Add, binary(ast::BinOp::Mul, std::move(x), std::move(one_minus), loc),
+                  binary(ast::BinOp::Mul, std::move(y), std::move(a), loc), loc);
+  }
+  if (name == "step") {  // 0.0 where x < edge, else 1.0
+    Value edge = as_float(arg(0)), x = as_float(arg(1));
+    ir::ExprPtr below = cmp(Op::Lt, std::move(x), std::move(edge));
+    return choose(std::move(below), lit(0.0), lit(1.0));
+  }
+  if (name == "smoothstep") {
+    Value e0 = reusable(as_float(arg(0))), e1 = as_float(arg(1)), x = as_float(arg(2));
+    Value t = reusable(
+        clamp01(binary(ast::BinOp::Div, binary(ast::BinOp::Sub, std::move(x), copy(e0), loc),
+                       binary(ast::BinOp::Sub, std::move(e1), copy(e0), loc), loc)));
+    Value three_minus =
+        binary(ast::BinOp::Sub, lit(3.0), binary(ast::BinOp::Mul, lit(2.0), copy(t), loc), loc);
+    return binary(ast::BinOp::Mul, binary(ast::BinOp::Mul, copy(t), copy(t), loc),
+                  std::move(three_minus), loc);
+  }
+  if (name == "fract") {  // x - floor(x)
+    Value x = reusable(as_float(arg(0)));
+    ir::ExprPtr fx = materialize(copy(x));
+    Type t = fx->type;
+    std::vector<ir::ExprPtr> args;
+    args.push_back(std::move(fx));
+    Value fl{ir::make_call(ir::Builtin::Floor, t, std::move(args), loc)};
+    return binary(ast::BinOp::Sub, std::move(x), std::move(fl), loc);
+  }
+  // sign: 1 above zero, -1 below, else x itself (0, -0.0 and NaN stay as they are).
+  Value x = reusable(arg(0));
+  if (!x.is_weak() && is_unsigned(x.dtype())) {
+    Type t = x.e->type;
+    ir::ExprPtr pos = cmp(Op::Gt, copy(x), weak_int(0, loc));
+    return Value{
+        ir::make_select(std::move(pos), ir::make_int(t, 1, loc), ir::make_int(t, 0, loc), loc)};
+  }
+  bool fl = x.weak == Weak::Float || (!x.is_weak() && x.e->type.is_float());
+  Value one = fl ? lit(1.0) : weak_int(1, loc), minus_one = fl ? lit(-1.0) : weak_int(-1, loc);
+  ir::ExprPtr pos = cmp(Op::Gt, copy(x), weak_int(0, loc));
+  ir::ExprPtr neg = cmp(Op::Lt, copy(x), weak_int(0, loc));
+  Value inner = choose(std::move(neg), std::move(minus_one), copy(x));
+  return choose(std::move(pos), std::move(one), std::move(inner));
 }
 
 Value Lowerer::atomic(const std::string& op_name, const ast::Expr& e) {

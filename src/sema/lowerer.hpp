@@ -64,6 +64,7 @@ class Lowerer {
   std::string builtin_name(const ast::Expr& callee) const;
   std::optional<DType> dtype_named(const ast::Expr& e) const;
   Value atomic(const std::string& op, const ast::Expr& call);
+  std::optional<Value> glsl_helper(const std::string& name, const ast::Expr& call);
 
   // ---- device functions (lower_func.cpp) ----
   // Inlines a call of a @tack.func; returns its values (one, several for a tuple, none).

@@ -279,5 +279,37 @@ TEST(Kernels, NdrangeWithStartStopPairs) {
         EXPECT_EQ(r[(i * 4 + j) * 5 + k], j == 0 ? 0 : i * 100 + j * 10 + k);
 }
 
+// IEEE 754-2019 maximum and minimum (what min/max compile to): NaN propagates, -0 < +0.
+float ieee_max(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::nanf("");
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+float ieee_min(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::nanf("");
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+TEST(Builtins, GlslHelpersFollowGlslFormulas) {
+  std::vector<float> x = {-2.5f, -1.0f, -0.0f, 0.25f, 0.5f, 0.75f, 1.5f, 3.0f},
+                     y = {1.0f, -3.0f, 0.5f, 0.25f, -0.5f, 2.0f, 1.0f, 0.0f};
+  Array out = empty({8, 8});
+  arith().kernel("glsl_helpers")(array_of(x), array_of(y), out);
+  auto r = out.to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    float v = x[i];
+    float t = ieee_min(ieee_max((v - -1.0f) / (2.0f - -1.0f), 0.0f), 1.0f);
+    std::vector<float> want = {
+        ieee_min(ieee_max(v, -1.0f), 1.0f), ieee_min(ieee_max(v, 0.0f), 1.0f),
+        v * (1.0f - 0.25f) + y[i] * 0.25f,  v < 0.5f ? 0.0f : 1.0f,
+        t * t * (3.0f - 2.0f * t),          v - std::floor(v),
+        v > 0 ? 1.0f : v < 0 ? -1.0f : v,   v > y[i] ? v : y[i]};
+    for (size_t k = 0; k < 8; ++k)
+      EXPECT_EQ(std::bit_cast<uint32_t>(r[i * 8 + k]), std::bit_cast<uint32_t>(want[k]))
+          << "x=" << v << " helper " << k;
+  }
+}
+
 }  // namespace
 }  // namespace tack

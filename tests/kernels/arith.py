@@ -108,3 +108,16 @@ def sum_of(x) -> tack.f64:
 def grid(out):
     for i, j, k in tack.ndrange(out.shape[0], (1, out.shape[1]), out.shape[2]):
         out[i, j, k] = i * 100 + j * 10 + k
+
+
+@tack.kernel
+def glsl_helpers(x, y, out):
+    for i in range(x.shape[0]):
+        out[i, 0] = clamp(x[i], -1.0, 1.0)
+        out[i, 1] = saturate(x[i])
+        out[i, 2] = mix(x[i], y[i], 0.25)
+        out[i, 3] = step(0.5, x[i])
+        out[i, 4] = smoothstep(-1.0, 2.0, x[i])
+        out[i, 5] = fract(x[i])
+        out[i, 6] = sign(x[i])
+        out[i, 7] = tack.select(x[i] > y[i], x[i], y[i])
