@@ -142,10 +142,15 @@ struct Stmt {
   Stmt(Kind k, SourceLoc l) : kind(k), loc(l) {}
 };
 
+// A kernel parameter, or a local array (tack.local_array): per-thread scratch with a size fixed at
+// compilation, placed after the parameters and passed nowhere.
 struct Param {
   std::string name;
   Type type;
-  bool written = false;  // arrays: stored to somewhere in the kernel
+  bool written = false;    // arrays: stored to somewhere in the kernel
+  int64_t local_size = 0;  // a local array's element count; 0 for parameters
+
+  bool is_local_array() const { return local_size > 0; }
 };
 
 struct Local {

@@ -108,12 +108,16 @@ class Printer {
     std::string out = fmt::format("kernel {}(", k_.name);
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
+      if (p.is_local_array()) continue;  // listed below as locals
       out += fmt::format("{}{}: {}{}", i ? ", " : "", p.name, to_string(p.type),
                          p.written ? " out" : "");
     }
     out += ")";
     if (k_.result) out += " -> " + to_string(k_.result->type);
     out += k_.debug ? " debug\n" : "\n";
+    for (const Param& p : k_.params)
+      if (p.is_local_array())
+        out += fmt::format("  local %{}: {}[{}]\n", p.name, dtype_name(p.type.dtype), p.local_size);
     for (const Local& l : k_.locals)
       out += fmt::format("  local %{}: {}\n", l.name, to_string(l.type));
     block(k_.prelude, 1, out);

@@ -237,7 +237,9 @@ LoadedCode& code_for(Variant& v, int no_alias) {
       "{}:{}:{}: in kernel '{}': index [{}] is out of bounds for array '{}' of shape {}; the {} "
       "was not performed",
       v.ir.file, r.line, r.col + v.column_offset, v.ir.name, index, p.name,
-      shape_text(args.params[r.array].shape, p.type.rank), r.is_store ? "store" : "load"));
+      p.is_local_array() ? fmt::format("({},)", p.local_size)
+                         : shape_text(args.params[r.array].shape, p.type.rank),
+      r.is_store ? "store" : "load"));
 }
 
 }  // namespace

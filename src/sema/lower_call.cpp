@@ -30,26 +30,14 @@ const std::map<std::string, Builtin>& float_builtins() {
 // Names of the language that this version of Tack does not compile yet, so that using one gives
 // an honest error rather than "not defined".
 const std::set<std::string>& later_names() {
-  static const std::set<std::string> s = {"vec2",        "vec3",
-                                          "vec4",        "dvec2",
-                                          "dvec3",       "dvec4",
-                                          "ivec2",       "ivec3",
-                                          "ivec4",       "uvec2",
-                                          "uvec3",       "uvec4",
-                                          "mat2",        "mat3",
-                                          "mat4",        "dmat2",
-                                          "dmat3",       "dmat4",
-                                          "dot",         "cross",
-                                          "length",      "distance",
-                                          "normalize",
+  static const std::set<std::string> s = {
+      "vec2",    "vec3",  "vec4",      "dvec2",     "dvec3",       "dvec4",    "ivec2",     "ivec3",
+      "ivec4",   "uvec2", "uvec3",     "uvec4",     "mat2",        "mat3",     "mat4",      "dmat2",
+      "dmat3",   "dmat4", "dot",       "cross",     "length",      "distance", "normalize",
 
-                                          "reflect",     "any",
-                                          "all",         "transpose",
-                                          "determinant", "inverse",
+      "reflect", "any",   "all",       "transpose", "determinant", "inverse",
 
-                                          "local_array", "local_array_like",
-                                          "random",      "print",
-                                          "texture2d",   "texture3d"};
+      "random",  "print", "texture2d", "texture3d"};
   return s;
 }
 
@@ -150,7 +138,7 @@ Value Lowerer::call(const ast::Expr& e) {
     nargs(1);
     int a = array_param(*e.args[0]);
     if (a < 0) fail(e.args[0]->loc, "len() takes an array argument", "write len(x) for an array x");
-    return {ir::make_array_dim(a, 0, loc)};
+    return {array_extent(a, 0, loc)};
   }
   if (auto it = float_builtins().find(name); it != float_builtins().end()) {
     nargs(1);

@@ -216,6 +216,14 @@ ir::ExprPtr Lowerer::index_value(Value v, SourceLoc loc) {
   return ir::make_cast(v.is_weak() ? std::move(v.e) : std::move(v.e), Type::i64());
 }
 
+ir::ExprPtr Lowerer::array_extent(int array, int dim, SourceLoc loc) {
+  const ir::Param& p = k_.params[array];
+  // A local array's size is known at compilation (and is not a launch argument).
+  if (p.is_local_array())
+    return ir::make_int(Type::i64(), static_cast<uint64_t>(p.local_size), loc);
+  return ir::make_array_dim(array, dim, loc);
+}
+
 int Lowerer::array_param(const ast::Expr& e) const {
   if (e.kind != ast::Expr::Kind::Name || locals_.count(e.name)) return -1;
   auto it = params_.find(e.name);
@@ -528,7 +536,7 @@ Value Lowerer::expr(const ast::Expr& e) {
                                       "of range",
                                       k_.params[a].name, rank, rank == 1 ? "" : "s",
                                       static_cast<int64_t>(k.e->int_bits)));
-        return {ir::make_array_dim(a, static_cast<int>(d), e.loc)};
+        return {array_extent(a, static_cast<int>(d), e.loc)};
       }
       int a = array_param(*e.operand);
       if (a < 0) {

@@ -36,6 +36,72 @@ Lowerer::Lowerer(const lang::ResolvedModule& module, const ast::FunctionDef& def
     if (a.kind == ArgType::Kind::Array && a.dtype == DType::F64) float_type_ = DType::F64;
 }
 
+bool Lowerer::declare_local_array(const ast::Stmt& s, ir::Block& out) {
+  if (s.targets.size() != 1 || s.value->kind != ast::Expr::Kind::Call) return false;
+  std::string fn = builtin_name(*s.value->operand);
+  if (fn != "local_array" && fn != "local_array_like") return false;
+  const ast::Expr& call = *s.value;
+  std::string usage = fn == "local_array" ? "write buf = tack.local_array(tack.f32, 16)"
+                                          : "write buf = tack.local_array_like(x, 16)";
+  if (call.args.size() != 2 || !call.keywords.empty())
+    fail(call.loc, fmt::format("tack.{}() takes two arguments", fn), usage);
+  const ast::Expr& target = *s.targets[0];
+  if (target.kind != ast::Expr::Kind::Name)
+    fail(target.loc, "a local array is bound to a name", usage);
+  if (locals_.count(target.name) || params_.count(target.name))
+    fail(target.loc,
+         fmt::format("'{}' is already bound; a local array needs a name of its own", target.name),
+         "choose another name");
+  std::optional<DType> dt;
+  if (fn == "local_array") {
+    dt = dtype_named(*call.args[0]);
+    if (!dt) fail(call.args[0]->loc, "the first argument of tack.local_array is a dtype", usage);
+  } else {
+    int like = array_param(*call.args[0]);
+    if (like < 0)
+      fail(call.args[0]->loc, "tack.local_array_like takes an array to copy the dtype of", usage);
+    dt = k_.params[like].type.dtype;
+  }
+  Value size = expr(*call.args[1]);
+  int64_t n = size.weak == Value::Weak::Int ? static_cast<int64_t>(size.e->int_bits) : 0;
+  if (size.weak != Value::Weak::Int || n <= 0)
+    fail(call.args[1]->loc,
+         "a local array's size is a positive constant: a literal, a tack.constant or arithmetic of "
+         "them",
+         usage);
+  // Local arrays live on each worker thread's stack.
+  constexpr int64_t kMaxBytes = 1 << 20;
+  if (n * dtype_size(*dt) > kMaxBytes)
+    fail(call.args[1]->loc,
+         fmt::format("this local array needs {} bytes; a local array holds at most {} bytes",
+                     n * dtype_size(*dt), kMaxBytes),
+         "use a smaller array, or pass a scratch array argument");
+  k_.params.push_back({target.name, Type::array(*dt, 1), true, n});
+  int id = static_cast<int>(k_.params.size()) - 1;
+  params_[target.name] = id;
+  if (phase_ == Phase::Prelude)
+    prelude_local_arrays_.push_back(id);
+  else
+    zero_local_array(id, s.loc, out);
+  return true;
+}
+
+void Lowerer::zero_local_array(int array, SourceLoc loc, ir::Block& out) {
+  const ir::Param& p = k_.params[array];
+  int k = new_local(fmt::format("${}.k", p.name), Type::i64());
+  auto loop = std::make_unique<ir::Stmt>(ir::Stmt::Kind::For, loc);
+  loop->index = k;
+  loop->start = ir::make_int(Type::i64(), 0, loc);
+  loop->stop = ir::make_int(Type::i64(), static_cast<uint64_t>(p.local_size), loc);
+  loop->step = ir::make_int(Type::i64(), 1, loc);
+  std::vector<ir::ExprPtr> idx;
+  idx.push_back(ir::make_local(k, Type::i64(), loc));
+  ir::ExprPtr zero = is_float(p.type.dtype) ? ir::make_float(Type::scalar(p.type.dtype), 0.0, loc)
+                                            : ir::make_int(Type::scalar(p.type.dtype), 0, loc);
+  loop->body.push_back(ir::make_store(array, std::move(idx), std::move(zero), loc));
+  out.push_back(std::move(loop));
+}
+
 const ast::FunctionDef* Lowerer::called_func(const ast::Expr& e) const {
   if (e.kind != ast::Expr::Kind::Call || e.operand->kind != ast::Expr::Kind::Name ||
       locals_.count(e.operand->name) || params_.count(e.operand->name))
@@ -278,6 +344,9 @@ void Lowerer::parallel_loop(const ast::Stmt& s) {
     dim.var = new_local(targets[d]->name, Type::i64());
     k_.dims.push_back(std::move(dim));
   }
+  // Local arrays declared before the loop are fresh (zero) in every iteration, as each iteration
+  // is a thread of its own.
+  for (int a : prelude_local_arrays_) zero_local_array(a, s.loc, k_.body);
   block(s.body, k_.body);
   if (!s.orelse.empty()) fail(s.loc, "for ... else is not supported", "remove the else block");
 }
@@ -293,6 +362,9 @@ void Lowerer::assign(const ast::Expr& target, Value v, SourceLoc loc, ir::Block&
     fail(target.loc, "only names and array elements can be assigned",
          "write x = ... or a[i] = ...");
   const std::string& name = target.name;
+  if (params_.count(name) && !locals_.count(name) && k_.params[params_[name]].is_local_array())
+    fail(target.loc, fmt::format("'{}' is a local array and cannot be rebound", name),
+         fmt::format("assign its elements: {}[k] = v", name));
   if (params_.count(name) && !locals_.count(name))
     fail(target.loc, fmt::format("cannot assign to the argument '{}'", name),
          fmt::format("assign to a new local instead, e.g. {}_local = ...", name));
@@ -423,6 +495,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       }
       fail(s.loc, "this expression has no effect", "assign it, or remove it");
     case K::Assign: {
+      if (declare_local_array(s, out)) return;
       if (s.targets.size() == 1 && s.targets[0]->kind == ast::Expr::Kind::Tuple) {
         // Tuple assignment evaluates the whole right side before storing any target.
         const ast::Expr& lhs = *s.targets[0];

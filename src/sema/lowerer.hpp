@@ -56,6 +56,12 @@ class Lowerer {
   ir::ExprPtr convert_for_store(Value v, DType to, const std::string& array, SourceLoc loc);
   // The array parameter an expression names, or -1.
   int array_param(const ast::Expr& e) const;
+  ir::ExprPtr array_extent(int array, int dim, SourceLoc loc);
+  // `name = tack.local_array(dtype, size)` or `tack.local_array_like(array, size)`: declares a
+  // local array and returns true; false for any other statement.
+  bool declare_local_array(const ast::Stmt& s, ir::Block& out);
+  void zero_local_array(int array, SourceLoc loc, ir::Block& out);
+  std::vector<int> prelude_local_arrays_;  // zeroed at the start of every iteration
   std::vector<ir::ExprPtr> array_indices(int array, const ast::Expr& subscript);
 
   // ---- calls (lower_call.cpp) ----

@@ -111,7 +111,7 @@ class CpuBackend final : public detail::Backend {
       slots = heap_slots.data();
     }
     int64_t inner = 1;
-    for (size_t p = 0; p < k.params.size(); ++p) {
+    for (size_t p = 0; p < a.params.size(); ++p) {
       int s = layout.param_slot[p];
       const auto& arg = a.params[p];
       if (k.params[p].type.is_array()) {

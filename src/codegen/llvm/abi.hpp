@@ -29,7 +29,7 @@ struct ArgLayout {
     int n = 0;
     for (const ir::Param& p : k.params) {
       param_slot.push_back(n);
-      n += p.type.is_array() ? 1 + p.type.rank : 1;
+      if (!p.is_local_array()) n += p.type.is_array() ? 1 + p.type.rank : 1;
     }
     loop_slot = n;
     n += 3 * static_cast<int>(k.dims.size());

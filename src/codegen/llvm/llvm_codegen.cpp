@@ -87,7 +87,12 @@ class Generator {
     for (size_t p = 0; p < k_.params.size(); ++p) {
       const ir::Param& param = k_.params[p];
       int s = layout_.param_slot[p];
-      if (param.type.is_array()) {
+      if (param.is_local_array()) {
+        // Per-thread scratch on the stack; zeroed where it is declared (sema emits the loop).
+        auto* ty = llvm::ArrayType::get(mem_type(param.type.dtype), param.local_size);
+        arrays_[p] = b_.CreateAlloca(ty, nullptr, param.name);
+        extents_[p].push_back(b_.getInt64(param.local_size));
+      } else if (param.type.is_array()) {
         auto* ptr = b_.CreateLoad(b_.getPtrTy(), slot(s), param.name);
         ptr->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx_, {}));
         arrays_[p] = ptr;
