@@ -128,15 +128,17 @@ struct Stmt {
     For,     // sequential: local `index` = start, start+step... while (step > 0 ? < stop : > stop)
     Break,
     Continue,
+    Print,  // one line: `labels[k]` before `indices[k]` (values), separated by spaces
   };
   Kind kind;
   SourceLoc loc;
   int index = -1;
   bool checked = false;
-  ExprPtr value;                 // Assign, Store
-  std::vector<ExprPtr> indices;  // Store
-  ExprPtr cond;                  // If, While
-  ExprPtr start, stop, step;     // For (all of the loop variable's type)
+  ExprPtr value;                    // Assign, Store
+  std::vector<ExprPtr> indices;     // Store: the indices; Print: the values
+  std::vector<std::string> labels;  // Print: text before each value, and the text at the end
+  ExprPtr cond;                     // If, While
+  ExprPtr start, stop, step;        // For (all of the loop variable's type)
   Block body, orelse;
 
   Stmt(Kind k, SourceLoc l) : kind(k), loc(l) {}

@@ -101,6 +101,14 @@ class Printer {
       case Stmt::Kind::Continue:
         out += pad + "continue\n";
         break;
+      case Stmt::Kind::Print:
+        out += pad + "print";
+        for (size_t i = 0; i < s.labels.size(); ++i) {
+          out += fmt::format(" {:?}", s.labels[i]);
+          if (i < s.indices.size()) out += fmt::format(" {}", expr(*s.indices[i]));
+        }
+        out += "\n";
+        break;
     }
   }
 

@@ -241,6 +241,14 @@ class Verifier {
       case Stmt::Kind::Continue:
         if (loop_depth == 0) fail(s.loc, "break/continue outside a sequential loop");
         break;
+      case Stmt::Kind::Print:
+        if (s.labels.size() != s.indices.size() + 1)
+          fail(s.loc, "print needs one more label than values");
+        for (const auto& v : s.indices) {
+          expr(*v);
+          if (!v->type.is_scalar()) fail(s.loc, "print of a non-scalar");
+        }
+        break;
     }
   }
 

@@ -31,13 +31,14 @@ const std::map<std::string, Builtin>& float_builtins() {
 // an honest error rather than "not defined".
 const std::set<std::string>& later_names() {
   static const std::set<std::string> s = {
-      "vec2",    "vec3",  "vec4",      "dvec2",     "dvec3",       "dvec4",    "ivec2",     "ivec3",
-      "ivec4",   "uvec2", "uvec3",     "uvec4",     "mat2",        "mat3",     "mat4",      "dmat2",
-      "dmat3",   "dmat4", "dot",       "cross",     "length",      "distance", "normalize",
+      "vec2",    "vec3",      "vec4",     "dvec2",     "dvec3",       "dvec4",
+      "ivec2",   "ivec3",     "ivec4",    "uvec2",     "uvec3",       "uvec4",
+      "mat2",    "mat3",      "mat4",     "dmat2",     "dmat3",       "dmat4",
+      "dot",     "cross",     "length",   "distance",  "normalize",
 
-      "reflect", "any",   "all",       "transpose", "determinant", "inverse",
+      "reflect", "any",       "all",      "transpose", "determinant", "inverse",
 
-      "random",  "print", "texture2d", "texture3d"};
+      "random",  "texture2d", "texture3d"};
   return s;
 }
 
@@ -126,11 +127,12 @@ Value Lowerer::call(const ast::Expr& e) {
     if (name == "bool") return {truth(std::move(v), loc)};
     DType to = name == "int" ? DType::I32 : name == "float" ? DType::F32 : *dtype_from_name(name);
     if (to == DType::Bool) return {truth(std::move(v), loc)};
-    if (v.weak == Weak::Float && is_integer(to)) {
-      double f = std::trunc(v.e->float_value);
-      ir::ExprPtr x = ir::make_cast(std::move(v.e), Type::scalar(float_type_));
-      if (std::isfinite(f)) return {ir::make_cast(std::move(x), Type::scalar(to))};
-      fail(loc, "cannot convert an infinite or NaN literal to an integer");
+    if (v.is_weak()) {
+      if (v.weak == Weak::Float && is_integer(to) && !std::isfinite(v.e->float_value))
+        fail(loc, "cannot convert an infinite or NaN literal to an integer");
+      // A literal converts from its exact value: tack.f64(0.1) is the double nearest 0.1, not
+      // an f32 widened, and tack.u8(300) wraps as any integer cast does.
+      return {ir::make_cast(std::move(v.e), Type::scalar(to))};
     }
     return {ir::make_cast(materialize(std::move(v)), Type::scalar(to))};
   }

@@ -36,6 +36,33 @@ Lowerer::Lowerer(const lang::ResolvedModule& module, const ast::FunctionDef& def
     if (a.kind == ArgType::Kind::Array && a.dtype == DType::F64) float_type_ = DType::F64;
 }
 
+void Lowerer::print(const ast::Expr& call, ir::Block& out) {
+  if (phase_ != Phase::Loop)
+    fail(call.loc, "print is only allowed inside the parallel loop", "move it into the loop body");
+  std::string sep = " ", end = "\n";
+  for (const ast::Keyword& kw : call.keywords) {
+    if ((kw.name != "sep" && kw.name != "end") || kw.value->kind != ast::Expr::Kind::StringLit)
+      fail(kw.loc, fmt::format("print() takes sep= and end= strings, not {}=", kw.name),
+           "write print(\"label\", x, sep=\", \")");
+    (kw.name == "sep" ? sep : end) = kw.value->string_value;
+  }
+  auto node = std::make_unique<ir::Stmt>(ir::Stmt::Kind::Print, call.loc);
+  std::string text;
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    if (i > 0) text += sep;
+    const ast::Expr& a = *call.args[i];
+    if (a.kind == ast::Expr::Kind::StringLit) {
+      text += a.string_value;
+      continue;
+    }
+    node->labels.push_back(std::move(text));
+    text.clear();
+    node->indices.push_back(materialize(expr(a)));
+  }
+  node->labels.push_back(text + end);
+  out.push_back(std::move(node));
+}
+
 bool Lowerer::declare_local_array(const ast::Stmt& s, ir::Block& out) {
   if (s.targets.size() != 1 || s.value->kind != ast::Expr::Kind::Call) return false;
   std::string fn = builtin_name(*s.value->operand);
@@ -484,6 +511,8 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
         (void)inline_call(*f, *s.value);  // for its stores; results, if any, are dropped
         return;
       }
+      if (s.value->kind == ast::Expr::Kind::Call && builtin_name(*s.value->operand) == "print")
+        return print(*s.value, out);
       if (s.value->kind == ast::Expr::Kind::Call) {
         Value v = call(*s.value);
         if (v.e->op == Op::Atomic) {  // for its effect; the old value it returns is dropped

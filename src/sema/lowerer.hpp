@@ -61,6 +61,7 @@ class Lowerer {
   // local array and returns true; false for any other statement.
   bool declare_local_array(const ast::Stmt& s, ir::Block& out);
   void zero_local_array(int array, SourceLoc loc, ir::Block& out);
+  void print(const ast::Expr& call, ir::Block& out);
   std::vector<int> prelude_local_arrays_;  // zeroed at the start of every iteration
   std::vector<ir::ExprPtr> array_indices(int array, const ast::Expr& subscript);
 

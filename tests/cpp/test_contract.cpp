@@ -126,12 +126,14 @@ const Case kCases[] = {
      "@tack.kernel\ndef k(a, x):\n    for i in range(a.shape[0]):\n        x[i] = 1\n", "i32,f32[]",
      8, 20, "only array arguments have a shape", "array argument"},
     {"not yet supported construct",
-     "@tack.kernel\ndef k(x):\n    for i in range(4):\n        print(\"x\", x[i])\n", "f32[]", 9, 9,
-     "'print' is not supported by this version of Tack", "later release"},
+     "@tack.kernel\ndef k(x):\n    for i in range(4):\n        v = tack.vec3(1.0, 2.0, 3.0)\n",
+     "f32[]", 9, 13, "'vec3' is not supported by this version of Tack", "later release"},
 };
 
 // Test names and failure messages show the case's name rather than its bytes.
-void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class ContractTest : public testing::TestWithParam<Case> {};
 

@@ -279,6 +279,26 @@ TEST(Kernels, NdrangeWithStartStopPairs) {
         EXPECT_EQ(r[(i * 4 + j) * 5 + k], j == 0 ? 0 : i * 100 + j * 10 + k);
 }
 
+TEST(Print, FormatsEachDtypeOnOneLine) {
+  std::vector<float> x = {0.5f, 2.25f};
+  testing::internal::CaptureStdout();
+  arith().kernel("show")(array_of(x), 2);
+  std::fflush(stdout);
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(out,
+            "x[ 0 ] = 0.5 False 100%\n4,0.1;\n"
+            "x[ 1 ] = 2.25 True 100%\n4,0.1;\n");
+}
+
+TEST(Print, OnlyInsideTheLoop) {
+  auto e = test::compile_error(
+      "import tack\n@tack.kernel\ndef k(x):\n    print(1)\n    for i in range(1):\n        pass\n",
+      "f32[]");
+  EXPECT_NE(e.message().find("before the parallel loop a kernel may only assign"),
+            std::string::npos)
+      << e.what();
+}
+
 // IEEE 754-2019 maximum and minimum (what min/max compile to): NaN propagates, -0 < +0.
 float ieee_max(float a, float b) {
   if (std::isnan(a) || std::isnan(b)) return std::nanf("");

@@ -158,6 +158,18 @@ TEST(Inference, CastsAndBuiltins) {
   EXPECT_EQ(type_of("i"), "i64");  // the parallel loop's index
 }
 
+// A cast of a literal converts its exact value (it was once widened from the kernel's f32).
+TEST(Inference, CastsOfLiteralsAreExact) {
+  Module m = Module::from_source(
+      "import tack\n@tack.kernel\ndef k(d, i):\n    for _ in range(1):\n"
+      "        d[0] = tack.f64(0.1)\n        i[0] = tack.i64(16777217.0)\n        i[1] = "
+      "tack.u8(300)\n");
+  Array d = zeros({1}, f64), i = zeros({2}, i64);
+  m.kernel("k")(d, i);
+  EXPECT_EQ(d.to_vector<double>()[0], 0.1);
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{16777217, 44}));
+}
+
 TEST(Inference, ScalarArgumentTypesFollowTheArrays) {
   // A float argument is f32, or f64 when any array argument is f64: exercised through the C++ API
   // in test_runtime; here the IR of both specializations.

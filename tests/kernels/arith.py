@@ -121,3 +121,10 @@ def glsl_helpers(x, y, out):
         out[i, 5] = fract(x[i])
         out[i, 6] = sign(x[i])
         out[i, 7] = tack.select(x[i] > y[i], x[i], y[i])
+
+
+@tack.kernel
+def show(x, n):
+    for i in range(n):
+        print("x[", i, "] =", x[i], x[i] > 1.0, "100%")
+        print(tack.u8(250) + tack.u8(10), tack.f64(0.1), sep=",", end=";\n")

@@ -752,6 +752,39 @@ class Generator {
         fmt::format("internal error: no CPU code for IR operation '{}'", ir::op_name(e.op)));
   }
 
+  // One printf call per print, so that lines from different threads do not interleave.
+  void print(const ir::Stmt& s) {
+    std::string format;
+    std::vector<Value*> args{nullptr};
+    auto escaped = [](const std::string& text) {
+      std::string out;
+      for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
+      return out;
+    };
+    for (size_t i = 0; i < s.labels.size(); ++i) {
+      format += escaped(s.labels[i]);
+      if (i == s.indices.size()) break;
+      const ir::Expr& e = *s.indices[i];
+      Value* v = expr(e);
+      DType t = e.type.dtype;
+      if (t == DType::Bool) {
+        format += "%s";
+        args.push_back(b_.CreateSelect(v, b_.CreateGlobalStringPtr("True"),
+                                       b_.CreateGlobalStringPtr("False")));
+      } else if (is_float(t)) {
+        format += t == DType::F32 ? "%.7g" : "%.15g";  // enough digits to tell values apart
+        args.push_back(b_.CreateFPExt(v, b_.getDoubleTy()));
+      } else {
+        format += is_signed(t) ? "%lld" : "%llu";
+        args.push_back(b_.CreateIntCast(v, b_.getInt64Ty(), is_signed(t)));
+      }
+    }
+    args[0] = b_.CreateGlobalStringPtr(format);
+    auto printf = module_->getOrInsertFunction(
+        "printf", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, true));
+    b_.CreateCall(printf, args);
+  }
+
   // ---- statements ----
   void block(const ir::Block& b) {
     for (const auto& s : b) {
@@ -809,6 +842,8 @@ class Generator {
       case ir::Stmt::Kind::Continue:
         b_.CreateBr(loops_.back().first);
         return;
+      case ir::Stmt::Kind::Print:
+        return print(s);
     }
   }
 
