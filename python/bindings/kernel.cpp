@@ -56,7 +56,10 @@ const Kernel& ensure(KernelObject& k) {
     }
   };
   Module m = Module::from_function(source, filename, first_line, std::move(resolve));
-  k.kernel = m.kernel(k.name);
+  Kernel built = m.kernel(k.name);
+  // The builder ran Python code, so another thread may have built the kernel meanwhile and be
+  // calling it without the GIL: keep the first one. (Nothing below releases the GIL.)
+  if (!k.kernel) k.kernel = std::move(built);
   return *k.kernel;
 }
 

@@ -76,7 +76,7 @@ __all__ = [
     "Kernel", "arange", "array_from_ptr", "asarray", "backend_status", "cache_dir",
     "cache_enabled", "cache_stats", "clear_cache", "constant", "copyto", "device", "devices",
     "dtype", "empty", "empty_like", "from_dlpack", "full", "full_like", "func",
-    "get_default_device", "inspect", "is_debug", "kernel", "memory_space", "ones", "ones_like",
+    "get_default_device", "is_debug", "kernel", "memory_space", "ones", "ones_like",
     "set_debug", "set_default_device", "sync", "zeros", "zeros_like",
     "bool_", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64",
 ] + list(_builtin_names)

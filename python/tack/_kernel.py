@@ -132,11 +132,14 @@ def _source_of(fn):
     try:
         lines, first = _inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
-        raise _tack.CompileError(
+        message = (
             f"the source of '{fn.__qualname__}' is not available ({e}): a kernel must be "
-            "defined in a file (or a notebook cell), not typed at an interactive prompt",
-            (code.co_filename, code.co_firstlineno, 1, None),
-        ) from None
+            "defined in a file (or a notebook cell), not typed at an interactive prompt"
+        )
+        error = _tack.CompileError(message, (code.co_filename, code.co_firstlineno, 1, None))
+        error.kernel, error.message, error.hint = fn.__name__, message, ""
+        error.line, error.column = code.co_firstlineno, 1
+        raise error from None
     return "".join(lines), filename, max(first, 1)
 
 

@@ -145,6 +145,15 @@ def test_integer_too_large():
         kernels.saxpy(2**64, x, x, x)
 
 
+def test_a_kernel_without_source_text_is_a_compile_error():
+    namespace = {"tack": tack}
+    exec("@tack.kernel\ndef typed_at_a_prompt(x):\n    for i in range(x.shape[0]):\n"
+         "        x[i] = 0.0\n", namespace)
+    with pytest.raises(tack.CompileError, match="source") as info:
+        namespace["typed_at_a_prompt"](tack.ones((2,)))
+    assert info.value.kernel == "typed_at_a_prompt" and info.value.filename == "<string>"
+
+
 def test_func_and_builtins_are_not_host_callables():
     @tack.func
     def helper(v):
