@@ -31,14 +31,14 @@ const std::map<std::string, Builtin>& float_builtins() {
 // an honest error rather than "not defined".
 const std::set<std::string>& later_names() {
   static const std::set<std::string> s = {
-      "vec2",    "vec3",      "vec4",     "dvec2",     "dvec3",       "dvec4",
-      "ivec2",   "ivec3",     "ivec4",    "uvec2",     "uvec3",       "uvec4",
-      "mat2",    "mat3",      "mat4",     "dmat2",     "dmat3",       "dmat4",
-      "dot",     "cross",     "length",   "distance",  "normalize",
+      "vec2",      "vec3",     "vec4",   "dvec2",     "dvec3",       "dvec4",
+      "ivec2",     "ivec3",    "ivec4",  "uvec2",     "uvec3",       "uvec4",
+      "mat2",      "mat3",     "mat4",   "dmat2",     "dmat3",       "dmat4",
+      "dot",       "cross",    "length", "distance",  "normalize",
 
-      "reflect", "any",       "all",      "transpose", "determinant", "inverse",
+      "reflect",   "any",      "all",    "transpose", "determinant", "inverse",
 
-      "random",  "texture2d", "texture3d"};
+      "texture2d", "texture3d"};
   return s;
 }
 
@@ -65,11 +65,19 @@ std::string Lowerer::builtin_name(const ast::Expr& callee) const {
     if (s.kind == lang::Symbol::Kind::TackModule || s.kind == lang::Symbol::Kind::MathModule)
       return callee.name;
   }
-  // tack.math.NAME
+  // tack.math.NAME, and tack.random.NAME as "random.NAME"
   if (callee.kind == K::Attribute && callee.operand->kind == K::Attribute &&
-      callee.operand->name == "math" && callee.operand->operand->kind == K::Name &&
+      (callee.operand->name == "math" || callee.operand->name == "random") &&
+      callee.operand->operand->kind == K::Name &&
       module_.lookup(callee.operand->operand->name).kind == lang::Symbol::Kind::TackModule)
-    return callee.name;
+    return callee.operand->name == "random" ? "random." + callee.name : callee.name;
+  // `from tack import random`, then random.NAME
+  if (callee.kind == K::Attribute && callee.operand->kind == K::Name &&
+      !locals_.count(callee.operand->name) && !params_.count(callee.operand->name)) {
+    lang::Symbol s = module_.lookup(callee.operand->name);
+    if (s.kind == lang::Symbol::Kind::TackMember && s.member == "random")
+      return "random." + callee.name;
+  }
   return "";
 }
 
@@ -205,6 +213,13 @@ Value Lowerer::call(const ast::Expr& e) {
   }
   if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), e);
   if (auto v = glsl_helper(name, e)) return std::move(*v);
+  if (name.rfind("random.", 0) == 0) {
+    std::vector<Value> values = random(name.substr(7), e);
+    if (values.size() != 1)
+      fail(loc, fmt::format("tack.{}() returns a value and the next state", name),
+           fmt::format("unpack both: u, s = tack.{}(s)", name));
+    return std::move(values[0]);
+  }
   if (name == "pow") {
     nargs(2);
     return binary(ast::BinOp::Pow, expr(*e.args[0]), expr(*e.args[1]), loc);

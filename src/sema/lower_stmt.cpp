@@ -528,6 +528,18 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       if (s.targets.size() == 1 && s.targets[0]->kind == ast::Expr::Kind::Tuple) {
         // Tuple assignment evaluates the whole right side before storing any target.
         const ast::Expr& lhs = *s.targets[0];
+        if (s.value->kind == ast::Expr::Kind::Call &&
+            builtin_name(*s.value->operand).rfind("random.", 0) == 0) {
+          std::vector<Value> results = random(builtin_name(*s.value->operand).substr(7), *s.value);
+          if (results.size() != lhs.args.size())
+            fail(s.loc,
+                 fmt::format("this gives {} value{} for {} targets", results.size(),
+                             results.size() == 1 ? "" : "s", lhs.args.size()),
+                 "write u, s = tack.random.uniform(s)");
+          for (size_t i = 0; i < results.size(); ++i)
+            assign(*lhs.args[i], std::move(results[i]), s.loc, out);
+          return;
+        }
         if (const ast::FunctionDef* f = called_func(*s.value)) {
           std::vector<Value> results = inline_call(*f, *s.value);
           if (results.size() != lhs.args.size())

@@ -72,6 +72,9 @@ class Lowerer {
   std::optional<DType> dtype_named(const ast::Expr& e) const;
   Value atomic(const std::string& op, const ast::Expr& call);
   std::optional<Value> glsl_helper(const std::string& name, const ast::Expr& call);
+  // tack.random: seed(index, stream) gives a state; uniform(s) and normal(s) give a value and the
+  // next state (lower_random.cpp).
+  std::vector<Value> random(const std::string& name, const ast::Expr& call);
 
   // ---- device functions (lower_func.cpp) ----
   // Inlines a call of a @tack.func; returns its values (one, several for a tuple, none).
