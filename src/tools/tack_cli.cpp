@@ -4,8 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 
+#include "codegen/c_family/c_generator.hpp"
+#include "ir/printer.hpp"
+#include "lang/parser.hpp"
+#include "lang/resolve.hpp"
 #include "runtime/disk_cache.hpp"
 #include "sema/specialize.hpp"
 #include "tack/tack.hpp"
@@ -142,8 +147,43 @@ int cmd_info() {
   return 0;
 }
 
+// GPU backends: the IR or the generated C-family source, with no device needed (sema, then the
+// generator).
+int emit_gpu_source(const std::string& spec, const std::string& backend, const std::string& args,
+                    const std::string& stage) {
+  std::string path = spec, name;
+  if (auto colon = spec.rfind(':'); colon != std::string::npos && colon + 1 < spec.size() &&
+                                    spec.find('/', colon) == std::string::npos) {
+    path = spec.substr(0, colon);
+    name = spec.substr(colon + 1);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw tack::TypeError(fmt::format("cannot read {}", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto file = std::make_shared<const tack::SourceFile>(path, text);
+  tack::lang::ResolvedModule module(tack::lang::parse_module(file));
+  if (name.empty()) {
+    auto names = module.kernel_names();
+    if (names.size() != 1)
+      throw tack::TypeError(
+          fmt::format("{} has {} kernels: name one as {}:KERNEL", path, names.size(), path));
+    name = names[0];
+  }
+  auto types = tack::sema::parse_arg_types(args);
+  tack::ir::Kernel k =
+      tack::sema::specialize(module, name, types, {"the " + backend + " backend", true});
+  if (stage == "ir")
+    std::cout << tack::ir::print(k);
+  else
+    std::cout << tack::codegen::generate_source(k, backend, name);
+  return 0;
+}
+
 int cmd_emit(const std::string& spec, const std::string& backend, const std::string& args,
              const std::string& stage) {
+  if (backend == "cuda" || backend == "hip" || backend == "opencl" || backend == "metal" ||
+      backend == "level_zero")
+    return emit_gpu_source(spec, backend, args, stage);
   if (backend != "cpu") (void)tack::device(backend);  // says why it is unavailable
   tack::set_default_device(backend);
   auto [module, kernel] = load_kernel(spec);
@@ -223,8 +263,9 @@ int main(int argc, char** argv) {
   auto* emit = app.add_subcommand("emit", "print the generated code of a kernel");
   std::string spec, backend = "cpu", args, stage = "source";
   emit->add_option("kernel", spec, "FILE.py[:KERNEL]")->required();
-  emit->add_option("--backend", backend,
-                   "cpu (cuda, hip, level_zero, metal, opencl in later builds)");
+  emit->add_option(
+      "--backend", backend,
+      "cpu; or cuda, hip, level_zero, metal, opencl (generated source, no device needed)");
   emit->add_option("--args", args, "argument types, e.g. 'f32,f32[],f32[],f32[]'")->required();
   emit->add_option("--stage", stage, "ir (Tack's typed IR), source (generated code), optimized")
       ->check(CLI::IsMember({"ir", "source", "optimized"}));

@@ -1,0 +1,989 @@
+// The shared C-family printer. Every operation's meaning follows the CPU generator
+// (codegen/llvm/llvm_codegen.cpp): integers wrap (arithmetic is done in the unsigned type of at
+// least 32 bits, so C's signed overflow never happens), floor division and modulo follow Python,
+// x // 0 is 0, shifts past the width shift everything out, float-to-int casts saturate, min and
+// max propagate NaN, round is round-half-even, and bools are bytes in memory.
+#include "codegen/c_family/c_generator.hpp"
+
+#include <fmt/format.h>
+
+#include <bit>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include "codegen/c_family/targets.hpp"
+#include "ir/builder.hpp"
+#include "tack/error.hpp"
+
+namespace tack::codegen {
+namespace {
+
+using ir::Op;
+
+std::string tag(DType t) {
+  return std::string(dtype_name(t));
+}
+
+bool is_small_int(DType t) {
+  return is_integer(t) && dtype_bits(t) < 32;
+}
+
+// "(x)" when the outer parentheses enclose the whole text, for conditions: `if (a < b)`.
+std::string strip_parens(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '(') ++depth;
+    if (s[i] == ')' && --depth == 0 && i + 1 != s.size()) return s;
+  }
+  return s.substr(1, s.size() - 2);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+template <typename F>
+bool any_expr(const ir::Expr& e, const F& f) {
+  if (f(e)) return true;
+  for (const auto& o : e.operands)
+    if (any_expr(*o, f)) return true;
+  return false;
+}
+
+template <typename F>
+bool any_expr(const ir::Block& b, const F& f) {
+  for (const auto& s : b) {
+    for (const ir::Expr* e :
+         {s->value.get(), s->cond.get(), s->start.get(), s->stop.get(), s->step.get()})
+      if (e && any_expr(*e, f)) return true;
+    for (const auto& i : s->indices)
+      if (any_expr(*i, f)) return true;
+    if (any_expr(s->body, f) || any_expr(s->orelse, f)) return true;
+  }
+  return false;
+}
+
+// C and C++ keywords, and names every C-family target defines: a local or parameter with one
+// of these names is renamed.
+bool common_reserved(std::string_view n) {
+  static const std::set<std::string_view> words = {
+      // C and C++ (CUDA, HIP and Metal are C++ dialects).
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
+      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+      "reinterpret_cast", "requires", "restrict", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "NULL",
+      // Types and qualifiers of the GPU dialects, reserved everywhere so that a kernel's names
+      // read the same on every target.
+      "kernel", "global", "local", "constant", "device", "thread", "threadgroup", "half", "uchar",
+      "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "read_only",
+      "write_only", "read_write", "sampler_t", "event_t", "metal", "std", "INFINITY", "NAN",
+      // Math functions the generated code calls (a local would hide them).
+      "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
+      "exp", "exp2", "log", "log2", "log10", "floor", "ceil", "trunc", "rint", "round", "fabs",
+      "abs", "fma", "pow", "fmod", "copysign", "signbit", "isnan", "isinf", "min", "max", "fmin",
+      "fmax", "sqrtf", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf",
+      "coshf", "tanhf", "expf", "exp2f", "logf", "log2f", "log10f", "floorf", "ceilf", "truncf",
+      "rintf", "fabsf", "fmaf", "powf", "fmodf", "copysignf"};
+  if (words.count(n)) return true;
+  // Vector types: float4, uint2, double3...
+  for (std::string_view base : {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                "float", "double", "half", "bool"}) {
+    if (n.size() <= base.size() || n.substr(0, base.size()) != base) continue;
+    std::string_view lanes = n.substr(base.size());
+    if (lanes == "2" || lanes == "3" || lanes == "4" || lanes == "8" || lanes == "16") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool uses_dtype(const ir::Kernel& k, DType t) {
+  for (const ir::Param& p : k.params)
+    if (p.type.dtype == t) return true;
+  for (const ir::Local& l : k.locals)
+    if (l.type.dtype == t) return true;
+  auto f = [t](const ir::Expr& e) { return !e.type.is_void() && e.type.dtype == t; };
+  if (any_expr(k.prelude, f) || any_expr(k.body, f)) return true;
+  return k.result && any_expr(*k.result, f);
+}
+
+bool CFamilyGenerator::is_reserved(std::string_view name) const {
+  return common_reserved(name);
+}
+
+// ---- names ----
+
+std::string CFamilyGenerator::fresh(std::string_view base, bool user) {
+  std::string n;
+  for (char c : base) n += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  // C++ reserves every identifier that contains "__".
+  for (size_t at; (at = n.find("__")) != std::string::npos;) n.replace(at, 2, "_x_");
+  if (user) {
+    // Names that C reserves (a leading digit, "__", "_X"), and names in the generator's own
+    // namespace (tack_...), get a prefix; keywords of the target get a suffix.
+    if (n.empty() || std::isdigit(static_cast<unsigned char>(n[0])) ||
+        (n.size() > 1 && n[0] == '_' && std::isupper(static_cast<unsigned char>(n[1]))) ||
+        n.rfind("tack_", 0) == 0)
+      n = "v" + n;
+    if (is_reserved(n)) n += "_";
+  }
+  while (names_.count(n) || (user && is_reserved(n))) n += "_";
+  names_.insert(n);
+  return n;
+}
+
+// ---- types and literals ----
+
+std::string CFamilyGenerator::mem_type(DType t) const {
+  return type_name(t == DType::Bool ? DType::U8 : t);
+}
+
+std::string CFamilyGenerator::wrap_type(DType t) const {
+  return type_name(dtype_bits(t) <= 32 ? DType::U32 : DType::U64);
+}
+
+// Float literals print the shortest decimal that reads back as the same value (so they
+// round-trip exactly); infinities and NaNs are written as bit patterns.
+std::string CFamilyGenerator::flit(DType t, double v) const {
+  if (!std::isfinite(v)) {
+    uint64_t bits = t == DType::F32 ? std::bit_cast<uint32_t>(static_cast<float>(v))
+                                    : std::bit_cast<uint64_t>(v);
+    return float_from_bits(t, bits);
+  }
+  char buf[64];
+  auto r = t == DType::F32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v))
+                           : std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  if (t == DType::F32) s += "f";
+  return s[0] == '-' ? "(" + s + ")" : s;
+}
+
+std::string CFamilyGenerator::ilit(DType t, uint64_t bits) const {
+  int w = dtype_bits(t);
+  uint64_t u = w < 64 ? bits & ((uint64_t{1} << w) - 1) : bits;
+  int64_t s = static_cast<int64_t>(bits);
+  if (w < 64 && is_signed(t)) s = static_cast<int64_t>(u << (64 - w)) >> (64 - w);
+  switch (t) {
+    case DType::Bool:
+      return u ? "true" : "false";
+    case DType::I8:
+    case DType::I16:
+      return fmt::format("(({}){})", type_name(t), s);
+    case DType::U8:
+    case DType::U16:
+      return fmt::format("(({}){})", type_name(t), u);
+    case DType::I32:
+      if (s == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+      return s < 0 ? fmt::format("({})", s) : fmt::format("{}", s);
+    case DType::U32:
+      return fmt::format("{}U", u);
+    case DType::I64:
+      if (s == std::numeric_limits<int64_t>::min())
+        return fmt::format("(-9223372036854775807{} - 1)", long_suffix(false));
+      return s < 0 ? fmt::format("({}{})", s, long_suffix(false))
+                   : fmt::format("{}{}", s, long_suffix(false));
+    case DType::U64:
+      return fmt::format("{}{}", u, long_suffix(true));
+    case DType::F32:
+    case DType::F64:
+      break;
+  }
+  throw Error("internal error: an integer literal of a float type");
+}
+
+// ---- helpers ----
+
+std::string CFamilyGenerator::use_helper(const std::string& name, const std::string& definition) {
+  if (helper_names_.insert(name).second) helpers_ += definition + "\n";
+  return name;
+}
+
+std::string CFamilyGenerator::helper_int_div(Op op, DType t) {
+  std::string name = fmt::format("tack_{}_{}", op == Op::FloorDiv ? "floordiv" : "mod", tag(t));
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t), U = wrap_type(t), H = helper_qualifier();
+  std::string def;
+  if (!is_signed(t)) {
+    def = fmt::format("{H} {T} {N}({T} a, {T} b) {{ return b == 0 ? ({T})0 : ({T})(a {O} b); }}\n",
+                      fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name),
+                      fmt::arg("O", op == Op::FloorDiv ? "/" : "%"));
+  } else if (op == Op::FloorDiv) {
+    // x // 0 is 0 and MIN // -1 wraps to MIN: neither reaches the divider.
+    def = fmt::format(
+        "{H} {T} {N}({T} a, {T} b) {{\n"
+        "  if (b == 0) return 0;\n"
+        "  if (b == -1) return ({T})(-({U})a);\n"
+        "  {T} q = ({T})(a / b);\n"
+        "  {T} r = ({T})(a % b);\n"
+        "  if (r != 0 && (r < 0) != (b < 0)) q = ({T})(q - 1);\n"
+        "  return q;\n"
+        "}}\n",
+        fmt::arg("H", H), fmt::arg("T", T), fmt::arg("U", U), fmt::arg("N", name));
+  } else {
+    def = fmt::format(
+        "{H} {T} {N}({T} a, {T} b) {{\n"
+        "  if (b == 0 || b == -1) return 0;\n"
+        "  {T} r = ({T})(a % b);\n"
+        "  if (r != 0 && (r < 0) != (b < 0)) r = ({T})(r + b);\n"
+        "  return r;\n"
+        "}}\n",
+        fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name));
+  }
+  return use_helper(name, def);
+}
+
+// CPython's float floor division and modulo; x // 0.0 is x / 0.0 (inf or nan), as NumPy.
+std::string CFamilyGenerator::helper_float_div(Op op, DType t) {
+  std::string name = fmt::format("tack_{}_{}", op == Op::FloorDiv ? "floordiv" : "mod", tag(t));
+  if (helper_names_.count(name)) return name;
+  std::string F = type_name(t), zero = flit(t, 0), one = flit(t, 1), half = flit(t, 0.5);
+  std::string fmod = math("fmod", t), floor = math("floor", t), copysign = math("copysign", t);
+  std::string def;
+  if (op == Op::Mod) {
+    def = fmt::format(
+        "{H} {F} {N}({F} a, {F} b) {{\n"
+        "  {F} m = {fmod}(a, b);\n"
+        "  if (m != {z}) {{\n"
+        "    if ((b < {z}) != (m < {z})) m = m + b;\n"
+        "    return m;\n"
+        "  }}\n"
+        "  return {copysign}({z}, b);\n"
+        "}}\n",
+        fmt::arg("H", helper_qualifier()), fmt::arg("F", F), fmt::arg("N", name),
+        fmt::arg("fmod", fmod), fmt::arg("z", zero), fmt::arg("copysign", copysign));
+  } else {
+    def = fmt::format(
+        "{H} {F} {N}({F} a, {F} b) {{\n"
+        "  if (b == {z}) return a / b;\n"
+        "  {F} m = {fmod}(a, b);\n"
+        "  {F} d = (a - m) / b;\n"
+        "  if (m != {z} && (b < {z}) != (m < {z})) d = d - {one};\n"
+        "  if (d != {z}) {{\n"
+        "    {F} f = {floor}(d);\n"
+        "    if (d - f > {half}) f = f + {one};\n"
+        "    return f;\n"
+        "  }}\n"
+        "  return {copysign}({z}, a / b);\n"
+        "}}\n",
+        fmt::arg("H", helper_qualifier()), fmt::arg("F", F), fmt::arg("N", name),
+        fmt::arg("fmod", fmod), fmt::arg("z", zero), fmt::arg("one", one), fmt::arg("half", half),
+        fmt::arg("floor", floor), fmt::arg("copysign", copysign));
+  }
+  return use_helper(name, def);
+}
+
+// Exact integer power by squaring, modulo 2^N. A negative exponent gives the truncated real
+// result: 1 for base 1, +-1 for base -1, 0 otherwise.
+std::string CFamilyGenerator::helper_int_pow(DType t) {
+  std::string name = "tack_pow_" + tag(t);
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t), U = wrap_type(t);
+  std::string negative =
+      is_signed(t) ? fmt::format(
+                         "  if (n < 0) return a == 1 ? ({T})1 : a == -1 ? ((n & 1) != 0 ? "
+                         "({T})-1 : ({T})1) : ({T})0;\n",
+                         fmt::arg("T", T))
+                   : "";
+  std::string def = fmt::format(
+      "{H} {T} {N}({T} a, {T} n) {{\n"
+      "{neg}"
+      "  {U} acc = 1;\n"
+      "  {U} b = ({U})a;\n"
+      "  {U} e = ({U})n;\n"
+      "  for (;;) {{\n"
+      "    if ((e & 1) != 0) acc = acc * b;\n"
+      "    e = e >> 1;\n"
+      "    if (e == 0) break;\n"
+      "    b = b * b;\n"
+      "  }}\n"
+      "  return ({T})acc;\n"
+      "}}\n",
+      fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("U", U), fmt::arg("N", name),
+      fmt::arg("neg", negative));
+  return use_helper(name, def);
+}
+
+// Shift amounts arrive as unsigned 64-bit values (a negative amount is huge): an amount of at
+// least the width shifts everything out.
+std::string CFamilyGenerator::helper_shift(Op op, DType t) {
+  std::string name = fmt::format("tack_{}_{}", op == Op::Shl ? "shl" : "shr", tag(t));
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t), U = wrap_type(t), U64 = type_name(DType::U64);
+  int w = dtype_bits(t);
+  std::string result;
+  if (op == Op::Shl)
+    result = fmt::format("n >= {w} ? ({T})0 : ({T})(({U})v << n)", fmt::arg("w", w),
+                         fmt::arg("T", T), fmt::arg("U", U));
+  else if (is_signed(t))
+    result = fmt::format("n >= {w} ? ({T})(v < 0 ? -1 : 0) : ({T})(v >> n)", fmt::arg("w", w),
+                         fmt::arg("T", T));
+  else
+    result = fmt::format("n >= {w} ? ({T})0 : ({T})(v >> n)", fmt::arg("w", w), fmt::arg("T", T));
+  return use_helper(name, fmt::format("{} {} {}({} v, {} n) {{ return {}; }}\n", helper_qualifier(),
+                                      T, name, T, U64, result));
+}
+
+// Float min and max propagate NaN and order -0.0 below +0.0 (LLVM's minimum and maximum).
+std::string CFamilyGenerator::helper_min_max(Op op, DType t) {
+  bool is_min = op == Op::Min;
+  std::string name = fmt::format("tack_{}_{}", is_min ? "min" : "max", tag(t));
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t), H = helper_qualifier();
+  std::string def;
+  if (!is_float(t)) {
+    def = fmt::format("{} {} {}({} a, {} b) {{ return a {} b ? a : b; }}\n", H, T, name, T, T,
+                      is_min ? "<" : ">");
+  } else {
+    def = fmt::format(
+        "{H} {T} {N}({T} a, {T} b) {{\n"
+        "  if (a != a) return a;\n"
+        "  if (b != b) return b;\n"
+        "  if (a == b) return {signbit}(a) ? {zero_pick};\n"
+        "  return a {cmp} b ? a : b;\n"
+        "}}\n",
+        fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name),
+        fmt::arg("signbit", math("signbit", t)), fmt::arg("zero_pick", is_min ? "a : b" : "b : a"),
+        fmt::arg("cmp", is_min ? "<" : ">"));
+  }
+  return use_helper(name, def);
+}
+
+std::string CFamilyGenerator::helper_abs(DType t) {
+  std::string name = "tack_abs_" + tag(t);
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t);
+  std::string result =
+      is_signed(t) ? fmt::format("x < 0 ? ({})(-({})x) : x", T, wrap_type(t)) : std::string("x");
+  return use_helper(name, fmt::format("{} {} {}({} x) {{ return {}; }}\n", helper_qualifier(), T,
+                                      name, T, result));
+}
+
+// Float to integer: truncates toward zero, saturating at the type's limits; NaN gives 0.
+std::string CFamilyGenerator::helper_float_to_int(DType from, DType to) {
+  std::string name = fmt::format("tack_cast_{}_{}", tag(to), tag(from));
+  if (helper_names_.count(name)) return name;
+  std::string F = type_name(from), T = type_name(to);
+  int w = dtype_bits(to);
+  uint64_t max_bits = is_signed(to) ? (~uint64_t{0} >> (65 - w)) : (~uint64_t{0} >> (64 - w));
+  std::string def;
+  if (is_signed(to)) {
+    def = fmt::format(
+        "{H} {T} {N}({F} x) {{\n"
+        "  if (x != x) return 0;\n"
+        "  if (x <= {lo}) return {min};\n"
+        "  if (x >= {hi}) return {max};\n"
+        "  return ({T})x;\n"
+        "}}\n",
+        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("F", F),
+        fmt::arg("lo", flit(from, -std::ldexp(1.0, w - 1))),
+        fmt::arg("hi", flit(from, std::ldexp(1.0, w - 1))), fmt::arg("min", ilit(to, ~max_bits)),
+        fmt::arg("max", ilit(to, max_bits)));
+  } else {
+    def = fmt::format(
+        "{H} {T} {N}({F} x) {{\n"
+        "  if (!(x > {m1})) return 0;\n"
+        "  if (x >= {hi}) return {max};\n"
+        "  return ({T})x;\n"
+        "}}\n",
+        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("F", F),
+        fmt::arg("m1", flit(from, -1.0)), fmt::arg("hi", flit(from, std::ldexp(1.0, w))),
+        fmt::arg("max", ilit(to, max_bits)));
+  }
+  return use_helper(name, def);
+}
+
+// The trip count of range(start, stop, step), computed in unsigned 64-bit arithmetic so that no
+// bound near the type's limits overflows; a zero step runs nothing.
+std::string CFamilyGenerator::helper_trips(bool is_signed_type) {
+  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64), H = helper_qualifier();
+  if (is_signed_type)
+    return use_helper(
+        "tack_trips_s",
+        fmt::format(
+            "{H} {U} tack_trips_s({I} start, {I} stop, {I} step) {{\n"
+            "  if (step > 0) return start < stop ? (({U})stop - ({U})start - 1) / ({U})step + 1 "
+            ": 0;\n"
+            "  if (step < 0) return start > stop ? (({U})start - ({U})stop - 1) / (({U})0 - "
+            "({U})step) + 1 : 0;\n"
+            "  return 0;\n"
+            "}}\n",
+            fmt::arg("H", H), fmt::arg("U", U64), fmt::arg("I", I64)));
+  return use_helper("tack_trips_u",
+                    fmt::format("{H} {U} tack_trips_u({U} start, {U} stop, {U} step) {{\n"
+                                "  return step != 0 && start < stop ? (stop - start - 1) / step + "
+                                "1 : 0;\n"
+                                "}}\n",
+                                fmt::arg("H", H), fmt::arg("U", U64)));
+}
+
+// Records the first out-of-bounds access in the debug record (codegen::DebugRecord: hit, array,
+// line, col, rank, is_store, then int64 indices as pairs of ints, low word first).
+std::string CFamilyGenerator::helper_report(int rank) {
+  std::string name = fmt::format("tack_report{}", rank);
+  if (helper_names_.count(name)) return name;
+  std::string I32 = type_name(DType::I32), I64 = type_name(DType::I64);
+  std::string params;
+  std::string stores;
+  for (int d = 0; d < rank; ++d) {
+    params += fmt::format(", {} i{}", I64, d);
+    if (d < 8)
+      stores += fmt::format("  rec[{}] = ({})i{};\n  rec[{}] = ({})(i{} >> 32);\n", 6 + 2 * d, I32,
+                            d, 7 + 2 * d, I32, d);
+  }
+  std::string claim = claim_record("rec", "won");
+  std::string def = fmt::format(
+      "{H} void {N}({G}{I}* rec, {I} which, {I} line, {I} col, {I} is_store{P}) {{\n"
+      "  bool won = false;\n"
+      "{C}"
+      "  if (!won) return;\n"
+      "  rec[1] = which;\n"
+      "  rec[2] = line;\n"
+      "  rec[3] = col;\n"
+      "  rec[4] = {R};\n"
+      "  rec[5] = is_store;\n"
+      "{S}"
+      "}}\n",
+      fmt::arg("H", helper_qualifier()), fmt::arg("N", name), fmt::arg("G", global_space()),
+      fmt::arg("I", I32), fmt::arg("P", params), fmt::arg("C", claim), fmt::arg("R", rank),
+      fmt::arg("S", stores));
+  return use_helper(name, def);
+}
+
+// A checked load: the element when every index is within its extent, else 0 and a report.
+// Local arrays live in the thread's private memory, a different address space on some targets.
+std::string CFamilyGenerator::helper_checked_load(DType mem, int rank, bool local) {
+  std::string name = fmt::format("tack_load{}_{}{}", rank, tag(mem), local ? "_local" : "");
+  if (helper_names_.count(name)) return name;
+  std::string report = helper_report(rank);
+  std::string M = type_name(mem), I32 = type_name(DType::I32), I64 = type_name(DType::I64),
+              U64 = type_name(DType::U64);
+  std::vector<std::string> exts, idx, conds, pass;
+  for (int d = 0; d < rank; ++d) {
+    exts.push_back(fmt::format("{} e{}", I64, d));
+    idx.push_back(fmt::format("{} i{}", I64, d));
+    conds.push_back(fmt::format("({})i{} < ({})e{}", U64, d, U64, d));
+    pass.push_back(fmt::format("i{}", d));
+  }
+  std::string flat = rank ? "i0" : "0";
+  for (int d = 1; d < rank; ++d) flat = fmt::format("({} * e{} + i{})", flat, d, d);
+  std::vector<std::string> params = {
+      fmt::format("{}const {}* p", local ? private_space() : global_space(), M)};
+  params.insert(params.end(), exts.begin(), exts.end());
+  params.insert(params.end(), idx.begin(), idx.end());
+  params.push_back(fmt::format("{}{}* rec", global_space(), I32));
+  params.push_back(fmt::format("{} which, {} line, {} col", I32, I32, I32));
+  std::string def = fmt::format(
+      "{H} {M} {N}({P}) {{\n"
+      "  if ({C}) return p[{F}];\n"
+      "  {R}(rec, which, line, col, 0{A});\n"
+      "  return 0;\n"
+      "}}\n",
+      fmt::arg("H", helper_qualifier()), fmt::arg("M", M), fmt::arg("N", name),
+      fmt::arg("P", join(params, ", ")), fmt::arg("C", conds.empty() ? "1" : join(conds, " && ")),
+      fmt::arg("F", flat), fmt::arg("R", report),
+      fmt::arg("A", pass.empty() ? "" : ", " + join(pass, ", ")));
+  return use_helper(name, def);
+}
+
+// ---- expressions ----
+
+std::string CFamilyGenerator::flat_index(int array, const std::vector<std::string>& idx) const {
+  if (idx.empty()) return "0";
+  std::string flat = idx[0];
+  for (size_t d = 1; d < idx.size(); ++d)
+    flat = fmt::format("({} * {} + {})", flat, extent_names_[array][d], idx[d]);
+  return flat;
+}
+
+std::string CFamilyGenerator::load(const ir::Expr& e) {
+  DType dt = k_->params[e.index].type.dtype;
+  std::vector<std::string> idx;
+  for (const auto& i : e.operands) idx.push_back(expr(*i));
+  std::string v;
+  if (!e.checked) {
+    v = fmt::format("{}[{}]", param_names_[e.index], strip_parens(flat_index(e.index, idx)));
+  } else {
+    DType mem = dt == DType::Bool ? DType::U8 : dt;
+    std::vector<std::string> args = {param_names_[e.index]};
+    args.insert(args.end(), extent_names_[e.index].begin(), extent_names_[e.index].end());
+    args.insert(args.end(), idx.begin(), idx.end());
+    args.push_back(record_name_);
+    args.push_back(fmt::format("{}, {}, {}", e.index, e.loc.line, e.loc.col));
+    bool local = k_->params[e.index].is_local_array();
+    v = fmt::format("{}({})", helper_checked_load(mem, static_cast<int>(idx.size()), local),
+                    join(args, ", "));
+  }
+  return dt == DType::Bool ? "(" + v + " != 0)" : v;
+}
+
+std::string CFamilyGenerator::cast(const ir::Expr& e) {
+  DType from = e.operands[0]->type.dtype, to = e.type.dtype;
+  std::string a = expr(*e.operands[0]);
+  if (from == to) return a;
+  if (to == DType::Bool)
+    return fmt::format("({} != {})", a, is_float(from) ? flit(from, 0) : std::string("0"));
+  if (is_float(from) && is_integer(to))
+    return fmt::format("{}({})", helper_float_to_int(from, to), a);
+  return fmt::format("(({})({}))", type_name(to), a);
+}
+
+std::string CFamilyGenerator::call(const ir::Expr& e) {
+  using ir::Builtin;
+  DType t = e.operands[0]->type.dtype;
+  std::vector<std::string> a;
+  for (const auto& o : e.operands) a.push_back(expr(*o));
+  auto fn = [&](std::string_view name) {
+    return fmt::format("{}({})", math(name, t), join(a, ", "));
+  };
+  switch (e.callee) {
+    case Builtin::Sqrt:
+      return fn("sqrt");
+    case Builtin::Rsqrt:  // correctly rounded: a division by the square root, not rsqrt
+      return fmt::format("({} / {}({}))", flit(t, 1), math("sqrt", t), a[0]);
+    case Builtin::Sin:
+      return fn("sin");
+    case Builtin::Cos:
+      return fn("cos");
+    case Builtin::Tan:
+      return fn("tan");
+    case Builtin::Asin:
+      return fn("asin");
+    case Builtin::Acos:
+      return fn("acos");
+    case Builtin::Atan:
+      return fn("atan");
+    case Builtin::Atan2:
+      return fn("atan2");
+    case Builtin::Sinh:
+      return fn("sinh");
+    case Builtin::Cosh:
+      return fn("cosh");
+    case Builtin::Tanh:
+      return fn("tanh");
+    case Builtin::Exp:
+      return fn("exp");
+    case Builtin::Exp2:
+      return fn("exp2");
+    case Builtin::Log:
+      return fn("log");
+    case Builtin::Log2:
+      return fn("log2");
+    case Builtin::Log10:
+      return fn("log10");
+    case Builtin::Floor:
+      return fn("floor");
+    case Builtin::Ceil:
+      return fn("ceil");
+    case Builtin::Trunc:
+      return fn("trunc");
+    case Builtin::Round:  // half to even
+      return fn("rint");
+    case Builtin::Abs:
+      if (is_float(t)) return fn("fabs");
+      return fmt::format("{}({})", helper_abs(t), a[0]);
+    case Builtin::Fma:
+      return fn("fma");
+    case Builtin::IsNan:
+      return fmt::format("({} != 0)", fn("isnan"));
+    case Builtin::IsInf:
+      return fmt::format("({} != 0)", fn("isinf"));
+  }
+  throw Error(fmt::format("internal error: no {} code for builtin '{}'", target_label(),
+                          ir::builtin_name(e.callee)));
+}
+
+std::string CFamilyGenerator::expr(const ir::Expr& e) {
+  DType t = e.type.dtype;
+  std::string T = e.type.is_void() ? "" : type_name(t);
+  // Small integers promote to int in C: results are converted back to their type.
+  auto narrow = [&](const std::string& s) {
+    return is_small_int(t) ? fmt::format("(({})({}))", T, s) : "(" + s + ")";
+  };
+  switch (e.op) {
+    case Op::Const:
+      return e.type.is_float() ? flit(t, e.float_value) : ilit(t, e.int_bits);
+    case Op::Local:
+      return local_names_[e.index];
+    case Op::Param:
+      return t == DType::Bool ? "(" + param_names_[e.index] + " != 0)" : param_names_[e.index];
+    case Op::ArrayDim:
+      return extent_names_[e.index][e.dim];
+    case Op::Load:
+      return load(e);
+    case Op::Call:
+      return call(e);
+    case Op::Cast:
+      return cast(e);
+    case Op::Select:
+      return narrow(fmt::format("{} ? {} : {}", expr(*e.operands[0]), expr(*e.operands[1]),
+                                expr(*e.operands[2])));
+    case Op::LogicalAnd:
+      return fmt::format("({} && {})", expr(*e.operands[0]), expr(*e.operands[1]));
+    case Op::LogicalOr:
+      return fmt::format("({} || {})", expr(*e.operands[0]), expr(*e.operands[1]));
+    case Op::Not:
+      return fmt::format("(!{})", expr(*e.operands[0]));
+    case Op::Neg:
+      if (is_float(t)) return fmt::format("(-{})", expr(*e.operands[0]));
+      return fmt::format("(({})(-({}){}))", T, wrap_type(t), expr(*e.operands[0]));
+    case Op::BitNot:
+      return fmt::format("(({})(~{}))", T, expr(*e.operands[0]));
+    default:
+      break;
+  }
+  std::string a = expr(*e.operands[0]);
+  std::string b = expr(*e.operands[1]);
+  auto infix = [&](const char* op) { return fmt::format("({} {} {})", a, op, b); };
+  // Integer + - * wrap: computed in the unsigned type of at least 32 bits, converted back.
+  auto wrapped = [&](const char* op) {
+    DType u = dtype_bits(t) <= 32 ? DType::U32 : DType::U64;
+    std::string U = type_name(u);
+    auto operand = [&](const ir::Expr& o, const std::string& text) {
+      return ir::is_const(o) ? ilit(u, o.int_bits) : fmt::format("({}){}", U, text);
+    };
+    return fmt::format("(({})({} {} {}))", T, operand(*e.operands[0], a), op,
+                       operand(*e.operands[1], b));
+  };
+  switch (e.op) {
+    case Op::Lt:
+      return infix("<");
+    case Op::Le:
+      return infix("<=");
+    case Op::Gt:
+      return infix(">");
+    case Op::Ge:
+      return infix(">=");
+    case Op::Eq:
+      return infix("==");
+    case Op::Ne:
+      return infix("!=");
+    case Op::Add:
+      return is_float(t) ? infix("+") : wrapped("+");
+    case Op::Sub:
+      return is_float(t) ? infix("-") : wrapped("-");
+    case Op::Mul:
+      return is_float(t) ? infix("*") : wrapped("*");
+    case Op::Div:
+      return infix("/");
+    case Op::FloorDiv:
+    case Op::Mod:
+      return fmt::format("{}({}, {})",
+                         is_float(t) ? helper_float_div(e.op, t) : helper_int_div(e.op, t), a, b);
+    case Op::Pow:
+      if (is_float(t)) return fmt::format("{}({}, {})", math("pow", t), a, b);
+      return fmt::format("{}({}, {})", helper_int_pow(t), a, b);
+    case Op::Shl:
+    case Op::Shr:
+      // Converting to unsigned 64-bit sign-extends a signed amount first (LLVM's intcast).
+      return fmt::format("{}({}, ({}){})", helper_shift(e.op, t), a, type_name(DType::U64), b);
+    case Op::BitAnd:
+      return fmt::format("(({})({} & {}))", T, a, b);
+    case Op::BitOr:
+      return fmt::format("(({})({} | {}))", T, a, b);
+    case Op::BitXor:
+      return fmt::format("(({})({} ^ {}))", T, a, b);
+    case Op::Min:
+    case Op::Max:
+      return fmt::format("{}({}, {})", helper_min_max(e.op, t), a, b);
+    default:
+      break;
+  }
+  throw Error(fmt::format("internal error: no {} code for IR operation '{}'", target_label(),
+                          ir::op_name(e.op)));
+}
+
+// ---- statements ----
+
+void CFamilyGenerator::line(int depth, const std::string& text) {
+  out_ += std::string(2 * depth, ' ') + text + "\n";
+}
+
+void CFamilyGenerator::store(const ir::Stmt& s, int depth) {
+  DType dt = k_->params[s.index].type.dtype;
+  const std::string& p = param_names_[s.index];
+  std::vector<std::string> idx;
+  for (const auto& i : s.indices) idx.push_back(expr(*i));
+  std::string v = expr(*s.value);
+  if (dt == DType::Bool) v = fmt::format("(({})({}))", mem_type(dt), v);
+  if (!s.checked) {
+    line(depth,
+         fmt::format("{}[{}] = {};", p, strip_parens(flat_index(s.index, idx)), strip_parens(v)));
+    return;
+  }
+  // Indices, then the value, are evaluated once; the store happens only within bounds.
+  int rank = static_cast<int>(idx.size());
+  std::string report = helper_report(rank);
+  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64);
+  line(depth, "{");
+  std::vector<std::string> tmp, conds;
+  for (int d = 0; d < rank; ++d) {
+    tmp.push_back(fresh("tack_i"));
+    line(depth + 1, fmt::format("{} {} = {};", I64, tmp[d], strip_parens(idx[d])));
+    conds.push_back(fmt::format("({}){} < ({}){}", U64, tmp[d], U64, extent_names_[s.index][d]));
+  }
+  std::string value = fresh("tack_v");
+  line(depth + 1, fmt::format("{} {} = {};", mem_type(dt), value, strip_parens(v)));
+  line(depth + 1, fmt::format("if ({}) {}[{}] = {};", conds.empty() ? "1" : join(conds, " && "), p,
+                              strip_parens(flat_index(s.index, tmp)), value));
+  line(depth + 1, fmt::format("else {}({}, {}, {}, {}, 1{});", report, record_name_, s.index,
+                              s.loc.line, s.loc.col, tmp.empty() ? "" : ", " + join(tmp, ", ")));
+  line(depth, "}");
+}
+
+// range(start, stop, step): start, stop and step are evaluated once, in that order; the trip
+// count is computed as on the CPU and the variable is start + k * step at the loop's type.
+void CFamilyGenerator::for_loop(const ir::Stmt& s, int depth) {
+  DType t = s.start->type.dtype;
+  std::string T = type_name(t), U = wrap_type(t);
+  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64);
+  std::string lo = fresh("tack_lo"), hi = fresh("tack_hi"), st = fresh("tack_st"),
+              n = fresh("tack_n"), kk = fresh("tack_k");
+  std::string W = is_signed(t) ? I64 : U64;
+  line(depth, "{");
+  line(depth + 1, fmt::format("{} {} = {};", T, lo, strip_parens(expr(*s.start))));
+  line(depth + 1, fmt::format("{} {} = {};", T, hi, strip_parens(expr(*s.stop))));
+  line(depth + 1, fmt::format("{} {} = {};", T, st, strip_parens(expr(*s.step))));
+  line(depth + 1, fmt::format("{} {} = {}(({}){}, ({}){}, ({}){});", U64, n,
+                              helper_trips(is_signed(t)), W, lo, W, hi, W, st));
+  line(depth + 1, fmt::format("for ({} {} = 0; {} < {}; ++{}) {{", U64, kk, kk, n, kk));
+  line(depth + 2, fmt::format("{} = ({})(({}){} + ({}){} * ({}){});", local_names_[s.index], T, U,
+                              lo, U, kk, U, st));
+  block(s.body, depth + 2);
+  line(depth + 1, "}");
+  line(depth, "}");
+}
+
+// print(...): one printf per call, so that lines from different threads do not interleave;
+// the formats are the CPU's (bools as True/False, %.7g for f32, %.15g for f64).
+void CFamilyGenerator::print(const ir::Stmt& s, int depth) {
+  if (!supports_print()) {
+    line(depth, fmt::format("// print(...) is ignored on {}", target_label()));
+    return;
+  }
+  auto escaped = [](const std::string& text) {
+    std::string out;
+    for (unsigned char c : text) {
+      if (c == '%')
+        out += "%%";
+      else if (c == '"' || c == '\\')
+        out += std::string("\\") + static_cast<char>(c);
+      else if (c == '\n')
+        out += "\\n";
+      else if (c < 0x20 || c >= 0x7f)
+        out += fmt::format("\\{:03o}", c);
+      else
+        out += static_cast<char>(c);
+    }
+    return out;
+  };
+  std::string format;
+  std::vector<std::string> args;
+  for (size_t i = 0; i < s.labels.size(); ++i) {
+    format += escaped(s.labels[i]);
+    if (i == s.indices.size()) break;
+    DType t = s.indices[i]->type.dtype;
+    std::string v = expr(*s.indices[i]);
+    if (t == DType::Bool) {
+      format += "%s";
+      args.push_back(fmt::format("({} ? \"True\" : \"False\")", v));
+    } else if (is_float(t)) {
+      format += t == DType::F32 ? "%.7g" : "%.15g";
+      args.push_back(print_float_arg(t, v));
+    } else {
+      format += int64_format(is_signed(t));
+      args.push_back(
+          fmt::format("(({})({}))", type_name(is_signed(t) ? DType::I64 : DType::U64), v));
+    }
+  }
+  line(depth,
+       fmt::format("printf(\"{}\"{});", format, args.empty() ? "" : ", " + join(args, ", ")));
+}
+
+void CFamilyGenerator::stmt(const ir::Stmt& s, int depth) {
+  using K = ir::Stmt::Kind;
+  switch (s.kind) {
+    case K::Assign:
+      line(depth, fmt::format("{} = {};", local_names_[s.index], strip_parens(expr(*s.value))));
+      return;
+    case K::Store:
+      return store(s, depth);
+    case K::If:
+      line(depth, fmt::format("if ({}) {{", strip_parens(expr(*s.cond))));
+      block(s.body, depth + 1);
+      if (!s.orelse.empty()) {
+        line(depth, "} else {");
+        block(s.orelse, depth + 1);
+      }
+      line(depth, "}");
+      return;
+    case K::While:
+      line(depth, fmt::format("while ({}) {{", strip_parens(expr(*s.cond))));
+      block(s.body, depth + 1);
+      line(depth, "}");
+      return;
+    case K::For:
+      return for_loop(s, depth);
+    case K::Break:
+      return line(depth, "break;");
+    case K::Continue:
+      return line(depth, "continue;");
+    case K::Print:
+      return print(s, depth);
+    default:
+      break;
+  }
+  throw Error(fmt::format("kernel '{}': the {} generator has no code for this statement yet",
+                          k_->name, target_label()));
+}
+
+void CFamilyGenerator::block(const ir::Block& b, int depth) {
+  for (const auto& s : b) stmt(*s, depth);
+}
+
+// ---- the kernel ----
+
+std::string CFamilyGenerator::signature(const std::string& entry_name) {
+  std::vector<std::string> params;
+  auto add = [&](const std::string& decl) {
+    params.push_back(decl + param_attribute(static_cast<int>(params.size())));
+  };
+  std::string I64 = type_name(DType::I64);
+  for (const ir::Param& p : k_->params) {
+    std::string name = fresh(p.name, true);
+    param_names_.push_back(name);
+    extent_names_.emplace_back();
+    if (p.is_local_array()) {
+      // Per-thread scratch declared in the body; no launch passes it.
+      extent_names_.back().push_back(ilit(DType::I64, static_cast<uint64_t>(p.local_size)));
+    } else if (p.type.is_array()) {
+      add(fmt::format("{}{}{}* {}", global_space(), p.written ? "" : "const ",
+                      mem_type(p.type.dtype), name));
+      for (int d = 0; d < p.type.rank; ++d) {
+        extent_names_.back().push_back(fresh(fmt::format("{}_shape{}", p.name, d), true));
+        add(scalar_param_type(I64) + " " + extent_names_.back().back());
+      }
+    } else {
+      add(scalar_param_type(mem_type(p.type.dtype)) + " " + name);
+    }
+  }
+  for (size_t d = 0; d < k_->dims.size(); ++d) {
+    start_names_.push_back(fresh(fmt::format("tack_start{}", d)));
+    step_names_.push_back(fresh(fmt::format("tack_step{}", d)));
+    count_names_.push_back(fresh(fmt::format("tack_count{}", d)));
+    add(scalar_param_type(I64) + " " + start_names_.back());
+    add(scalar_param_type(I64) + " " + step_names_.back());
+    add(scalar_param_type(I64) + " " + count_names_.back());
+  }
+  record_name_ = fresh("tack_debug");
+  add(fmt::format("{}{}* {}", global_space(), type_name(DType::I32), record_name_));
+  if (!thread_position_param().empty()) params.push_back(thread_position_param());
+  return fmt::format("{} {}(\n    {})", kernel_qualifier(), entry_name, join(params, ",\n    "));
+}
+
+std::string CFamilyGenerator::body() {
+  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64);
+  // Local arrays (tack.local_array): sema zeroes them where the kernel declares them.
+  for (size_t p = 0; p < k_->params.size(); ++p)
+    if (k_->params[p].is_local_array())
+      line(1, fmt::format("{} {}[{}];", mem_type(k_->params[p].type.dtype), param_names_[p],
+                          k_->params[p].local_size));
+  // Locals live for the whole thread, zeroed so that a path that skips an assignment reads 0.
+  for (const ir::Local& l : k_->locals) {
+    local_names_.push_back(fresh(l.name, true));
+    DType t = l.type.dtype;
+    std::string zero = is_float(t) ? flit(t, 0) : ilit(t, 0);
+    line(1, fmt::format("{} {} = {};", type_name(t), local_names_.back(), zero));
+  }
+  // One thread per iteration: gid in [0, count0 * count1 * ...), row-major.
+  std::string gid = fresh("tack_gid");
+  line(1, fmt::format("{} {} = {};", I64, gid, strip_parens(global_index())));
+  line(1, fmt::format("if ({} >= {}) return;", gid, join(count_names_, " * ")));
+  block(k_->prelude, 1);
+  size_t n = k_->dims.size();
+  std::vector<std::string> idx(n);
+  if (n == 1) {
+    idx[0] = gid;
+  } else {
+    std::string rem = fresh("tack_rem");
+    line(1, fmt::format("{} {} = {};", I64, rem, gid));
+    for (size_t d = n; d-- > 1;) {
+      idx[d] = fresh(fmt::format("tack_idx{}", d));
+      line(1, fmt::format("{} {} = {} % {};", I64, idx[d], rem, count_names_[d]));
+      line(1, fmt::format("{} = {} / {};", rem, rem, count_names_[d]));
+    }
+    idx[0] = rem;
+  }
+  for (size_t d = 0; d < n; ++d)
+    line(1, fmt::format("{} = ({})(({}){} + ({}){} * ({}){});", local_names_[k_->dims[d].var], I64,
+                        U64, start_names_[d], U64, idx[d], U64, step_names_[d]));
+  block(k_->body, 1);
+  return out_;
+}
+
+std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& entry_name) {
+  if (k.result)
+    throw Error(fmt::format(
+        "kernel '{}' returns a value (`return expr` after its loop), which the {} generator does "
+        "not support yet: store the value into an array argument instead",
+        k.name, target_label()));
+  auto atomic = [](const ir::Expr& e) { return e.op == Op::Atomic; };
+  if (any_expr(k.prelude, atomic) || any_expr(k.body, atomic))
+    throw Error(fmt::format(
+        "kernel '{}' uses atomics (tack.atomic_*), which the {} generator does not support yet: "
+        "run it on the CPU",
+        k.name, target_label()));
+  check_kernel(k);
+  k_ = &k;
+  names_.clear();
+  param_names_.clear();
+  extent_names_.clear();
+  local_names_.clear();
+  start_names_.clear();
+  step_names_.clear();
+  count_names_.clear();
+  helper_names_.clear();
+  helpers_.clear();
+  out_.clear();
+  names_.insert(entry_name);
+  std::string sig = signature(entry_name);
+  std::string code = body();
+  std::string text = fmt::format("// Generated by Tack from kernel '{}'.\n", k.name);
+  text += preamble(uses_dtype(k, DType::F64));
+  text += "\n" + helpers_;  // each helper ends with a blank line
+  text += sig + " {\n" + code + "}\n";
+  k_ = nullptr;
+  return text;
+}
+
+std::string generate_source(const ir::Kernel& k, const std::string& target,
+                            const std::string& entry_name) {
+  std::unique_ptr<CFamilyGenerator> g;
+  if (target == "cuda")
+    g = std::make_unique<CudaGenerator>();
+  else if (target == "hip")
+    g = std::make_unique<HipGenerator>();
+  else if (target == "opencl" || target == "level_zero")
+    g = std::make_unique<OpenClGenerator>();
+  else if (target == "metal")
+    g = std::make_unique<MslGenerator>();
+  else
+    throw Error(fmt::format(
+        "no C-family generator for '{}': expected cuda, hip, opencl, level_zero or metal", target));
+  return g->generate(k, entry_name);
+}
+
+}  // namespace tack::codegen

@@ -1,0 +1,92 @@
+// Metal Shading Language. Metal GPUs have no double precision: kernels that use f64 are refused.
+// Every argument is a buffer ([[buffer(n)]]); scalars are passed as `constant T&`. Floats are
+// exact only when the library is compiled with MTLMathModeSafe and precise math functions
+// (fastMathEnabled = NO).
+#include <fmt/format.h>
+
+#include "codegen/c_family/targets.hpp"
+#include "tack/error.hpp"
+
+namespace tack::codegen {
+
+// Metal binds at most 31 buffers to a compute function.
+constexpr int kMaxMetalBuffers = 31;
+
+std::string MslGenerator::param_attribute(int slot) const {
+  return fmt::format(" [[buffer({})]]", slot);
+}
+
+std::string MslGenerator::math_function(std::string_view name, DType) const {
+  return "metal::" + std::string(name);
+}
+
+std::string MslGenerator::type_name(DType t) const {
+  switch (t) {
+    case DType::Bool:
+      return "bool";
+    case DType::I8:
+      return "char";  // signed in Metal
+    case DType::U8:
+      return "uchar";
+    case DType::I16:
+      return "short";
+    case DType::U16:
+      return "ushort";
+    case DType::I32:
+      return "int";
+    case DType::U32:
+      return "uint";
+    case DType::I64:
+      return "long";
+    case DType::U64:
+      return "ulong";
+    case DType::F32:
+      return "float";
+    case DType::F64:
+      return "double";
+  }
+  return "?";
+}
+
+std::string MslGenerator::float_from_bits(DType, uint64_t bits) const {
+  return fmt::format("as_type<float>({:#x}U)", bits);
+}
+
+// A weak compare-and-swap may fail spuriously: retry while the record is still unclaimed.
+std::string MslGenerator::claim_record(const std::string& hit, const std::string& won) const {
+  return fmt::format(
+      "  for (;;) {{\n"
+      "    int expected = 0;\n"
+      "    if (metal::atomic_compare_exchange_weak_explicit((device metal::atomic_int*){}, "
+      "&expected, 1, metal::memory_order_relaxed, metal::memory_order_relaxed)) {{\n"
+      "      {} = true;\n"
+      "      break;\n"
+      "    }}\n"
+      "    if (expected != 0) break;\n"
+      "  }}\n",
+      hit, won);
+}
+
+bool MslGenerator::is_reserved(std::string_view name) const {
+  static const std::set<std::string_view> words = {
+      "as_type", "vec", "packed_float3", "array", "texture2d", "texture3d", "sampler"};
+  return words.count(name) || CFamilyGenerator::is_reserved(name);
+}
+
+void MslGenerator::check_kernel(const ir::Kernel& k) const {
+  if (uses_dtype(k, DType::F64))
+    throw Error(fmt::format(
+        "kernel '{}' computes in f64, which Metal does not support (Metal GPUs have no 64-bit "
+        "floating point): pass f32 arrays and scalars, or run it on another backend",
+        k.name));
+  int buffers = 1 + 3 * static_cast<int>(k.dims.size());
+  for (const ir::Param& p : k.params)
+    if (!p.is_local_array()) buffers += p.type.is_array() ? 1 + p.type.rank : 1;
+  if (buffers > kMaxMetalBuffers)
+    throw Error(fmt::format(
+        "kernel '{}' needs {} Metal buffer arguments (arrays, their extents, scalars and loop "
+        "bounds), more than Metal's {}: pass fewer arguments",
+        k.name, buffers, kMaxMetalBuffers));
+}
+
+}  // namespace tack::codegen

@@ -1,0 +1,81 @@
+// The C-family targets: each overrides the hooks of CFamilyGenerator that it spells differently.
+//
+//   CudaGenerator    CUDA C for NVRTC (compile with --fmad=false: no contraction into FMAs)
+//   └ HipGenerator   HIP C for hipRTC: the CUDA code with HIP's include and texture handle type
+//   └ OpenClGenerator  OpenCL C (the opencl and level_zero backends)
+//   MslGenerator     Metal Shading Language (no f64)
+#pragma once
+
+#include "codegen/c_family/c_generator.hpp"
+
+namespace tack::codegen {
+
+class CudaGenerator : public CFamilyGenerator {
+ public:
+  std::string target_label() const override { return "CUDA"; }
+  std::string kernel_qualifier() const override { return "extern \"C\" __global__ void"; }
+  std::string helper_qualifier() const override { return "static __device__ inline"; }
+  std::string global_index() const override;
+  std::string math_function(std::string_view name, DType t) const override;
+  std::string type_name(DType t) const override;
+  std::string long_suffix(bool is_unsigned) const override { return is_unsigned ? "ULL" : "LL"; }
+  std::string float_from_bits(DType t, uint64_t bits) const override;
+  std::string claim_record(const std::string& hit, const std::string& won) const override;
+  std::string texture_type() const override { return "cudaTextureObject_t"; }
+  bool is_reserved(std::string_view name) const override;
+};
+
+// HIP compiles CUDA's dialect: only the include and the texture handle type differ.
+class HipGenerator : public CudaGenerator {
+ public:
+  std::string target_label() const override { return "HIP"; }
+  std::string preamble(bool) const override { return "#include <hip/hip_runtime.h>\n"; }
+  std::string texture_type() const override { return "hipTextureObject_t"; }
+};
+
+class OpenClGenerator : public CudaGenerator {
+ public:
+  std::string target_label() const override { return "OpenCL C"; }
+  std::string preamble(bool uses_f64) const override;
+  std::string kernel_qualifier() const override { return "__kernel void"; }
+  std::string helper_qualifier() const override { return "static inline"; }
+  std::string global_space() const override { return "__global "; }
+  std::string global_index() const override { return "((long)get_global_id(0))"; }
+  std::string math_function(std::string_view name, DType t) const override;
+  std::string type_name(DType t) const override;
+  std::string long_suffix(bool is_unsigned) const override { return is_unsigned ? "UL" : "L"; }
+  std::string float_from_bits(DType t, uint64_t bits) const override;
+  std::string claim_record(const std::string& hit, const std::string& won) const override;
+  std::string int64_format(bool is_signed) const override { return is_signed ? "%ld" : "%lu"; }
+  std::string print_float_arg(DType, const std::string& v) const override { return v; }
+  std::string texture_type() const override { return "image3d_t"; }
+  bool is_reserved(std::string_view name) const override;
+};
+
+class MslGenerator : public CFamilyGenerator {
+ public:
+  std::string target_label() const override { return "Metal"; }
+  std::string preamble(bool) const override { return "#include <metal_stdlib>\n"; }
+  std::string kernel_qualifier() const override { return "kernel void"; }
+  std::string global_space() const override { return "device "; }
+  std::string private_space() const override { return "thread "; }
+  std::string scalar_param_type(const std::string& type) const override {
+    return "constant " + type + "&";
+  }
+  std::string param_attribute(int slot) const override;
+  std::string thread_position_param() const override {
+    return "uint tack_thread [[thread_position_in_grid]]";
+  }
+  std::string global_index() const override { return "((long)tack_thread)"; }
+  std::string math_function(std::string_view name, DType t) const override;
+  std::string type_name(DType t) const override;
+  std::string long_suffix(bool is_unsigned) const override { return is_unsigned ? "UL" : "L"; }
+  std::string float_from_bits(DType t, uint64_t bits) const override;
+  std::string claim_record(const std::string& hit, const std::string& won) const override;
+  bool supports_print() const override { return false; }
+  std::string texture_type() const override { return "metal::texture3d<float>"; }
+  bool is_reserved(std::string_view name) const override;
+  void check_kernel(const ir::Kernel& k) const override;
+};
+
+}  // namespace tack::codegen

@@ -1,0 +1,1269 @@
+// The C-family generators (CUDA, HIP, OpenCL C, Metal): checks on the generated text, and every
+// kernel of tests/kernels/arith.py and examples/kernels.py, specialized for several argument
+// types and in debug mode, compiled by each target's real offline compiler:
+//   CUDA    NVRTC (dlopen'ed from /usr/local/cuda) to PTX for compute_90, then ptxas -arch=sm_90
+//   HIP     hipRTC (inside libamdhip64.so.5, loaded with dlmopen) to a gfx90a code object
+//   OpenCL  ocloc to SPIR-V (checked by spirv-val) and a native binary for pvc; clang -x cl
+//   Metal   clang++ -fsyntax-only as C++17 with tests/msl_shim.h
+// A test whose compiler is not installed is skipped with the reason.
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/c_family/c_generator.hpp"
+#include "codegen/c_family/targets.hpp"
+#include "ir/passes.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tack {
+namespace {
+
+// ---- files and processes ----
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// A directory for this process's files, removed at exit.
+class Scratch {
+ public:
+  Scratch() {
+    std::string t = (fs::temp_directory_path() / "tack_c_generators_XXXXXX").string();
+    if (mkdtemp(t.data())) dir_ = t;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
+
+const fs::path& scratch() {
+  static Scratch s;
+  return s.dir();
+}
+
+struct Output {
+  int status = -1;
+  std::string text;
+};
+
+Output run(const std::string& command) {
+  Output out;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.text.append(buf, n);
+  int status = pclose(p);
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+std::string quote(const std::string& s) {
+  return "'" + s + "'";
+}
+
+// The first of `names` found on PATH, or "".
+std::string find_program(std::initializer_list<const char*> names) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin");
+  std::vector<std::string> list;
+  for (std::string d; std::getline(dirs, d, ':');) list.push_back(d);
+  for (const char* name : names)
+    for (const std::string& d : list)
+      if (!d.empty() && access((fs::path(d) / name).c_str(), X_OK) == 0)
+        return (fs::path(d) / name).string();
+  return "";
+}
+
+std::string numbered(const std::string& source) {
+  std::stringstream in(source);
+  std::string out, l;
+  for (int n = 1; std::getline(in, l); ++n) out += fmt::format("{:4} {}\n", n, l);
+  return out;
+}
+
+// ---- the kernels ----
+
+struct Variant {
+  const char* file;  // in tests/kernels or examples
+  const char* kernel;
+  const char* args;
+  bool debug = false;
+  std::string name;  // for the test's name
+};
+
+std::vector<Variant> variants() {
+  struct Entry {
+    const char* file;
+    const char* kernel;
+    std::vector<const char*> args;
+  };
+  const std::vector<Entry> entries = {
+      {"arith.py",
+       "int_binary",
+       {"i32[],i32[],i32[],i32[],i32[],i32[],i32[],i32[]",
+        "i64[],i64[],i64[],i64[],i64[],i64[],i64[],i64[]",
+        "u8[],u8[],u8[],u8[],u8[],u8[],u8[],u8[]", "i8[],i8[],i8[],i8[],i8[],i8[],i8[],i8[]",
+        "u64[],u64[],u64[],u64[],u64[],u64[],u64[],u64[]",
+        "i16[],i16[],i16[],i16[],i16[],i16[],i16[],i16[]"}},
+      {"arith.py",
+       "shifts",
+       {"i32[],i32[],i32[],i32[]", "u8[],i64[],u8[],u8[]", "i64[],u32[],i64[],i64[]"}},
+      {"arith.py",
+       "float_binary",
+       {"f32[],f32[],f32[],f32[],f32[],f32[]", "f64[],f64[],f64[],f64[],f64[],f64[]"}},
+      {"arith.py", "to_i32", {"f32[],i32[]", "f64[],i32[]"}},
+      {"arith.py", "true_divide", {"i32[],i32[],f32[]", "f64[],f64[],f64[]", "i64[],i64[],f64[]"}},
+      {"arith.py",
+       "mixed_compare",
+       {"i32[],u32[],bool[]", "u8[],i8[],bool[]", "f32[],i64[],bool[]"}},
+      {"arith.py",
+       "min_max_nan",
+       {"f32[],f32[],f32[],f32[]", "f64[],f64[],f64[],f64[]", "i32[],i32[],i32[],i32[]",
+        "u64[],u64[],u64[],u64[]"}},
+      {"arith.py", "rounding", {"f32[],f32[],f32[],f32[],f32[]", "f64[],f64[],f64[],f64[],f64[]"}},
+      {"arith.py", "sequential_loops", {"i32,i64[]", "i64,i64[]"}},
+      {"arith.py", "swap_and_chain", {"i32[],i32[],i32[]", "f32[],f32[],i64[]", "u8[],u8[],i32[]"}},
+      {"arith.py", "grid", {"i32[,,]", "f64[,,]"}},
+      {"arith.py", "glsl_helpers", {"f32[],f32[],f32[,]", "f64[],f64[],f64[,]"}},
+      {"arith.py", "show", {"f32[],i32", "f64[],i64"}},
+      {"local_arrays.py", "digits_reversed", {"i32[],i32[]", "i64[],i64[]"}},
+      {"local_arrays.py", "running_max", {"f32[],f32[]", "f64[],f64[]"}},
+      {"local_arrays.py", "overflow", {"f32[]"}},
+      {"kernels.py", "vector_add", {"f32[],f32[],f32[]", "i64[],i64[],i64[]"}},
+      {"kernels.py", "saxpy", {"f32,f32[],f32[],f32[]", "f64,f64[],f64[],f64[]"}},
+      {"kernels.py", "stencil5", {"f32[,],f32[,]", "f64[,],f64[,]"}},
+      {"kernels.py",
+       "mandelbrot",
+       {"i32[,],f32,f32,f32,f32,i32", "f64[,],f64,f64,f64,f64,i64", "u16[,],f32,f32,f32,f32,i32"}},
+      {"kernels.py",
+       "nbody_step",
+       {"f32[,],f32[,],f32[],f32[,],f32[,],f32", "f64[,],f64[,],f64[],f64[,],f64[,],f64"}},
+  };
+  std::vector<Variant> out;
+  for (const Entry& e : entries) {
+    for (size_t i = 0; i < e.args.size(); ++i)
+      out.push_back({e.file, e.kernel, e.args[i], false, fmt::format("{}_{}", e.kernel, i)});
+    // Debug mode (index checks) for the first specialization of each kernel.
+    out.push_back({e.file, e.kernel, e.args[0], true, fmt::format("{}_0_debug", e.kernel)});
+  }
+  return out;
+}
+
+ir::Kernel specialize(const Variant& v) {
+  fs::path dir = std::string(v.file) == "kernels.py" ? TACK_EXAMPLES_DIR : TACK_TEST_KERNELS_DIR;
+  fs::path path = dir / v.file;
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  ir::Kernel k =
+      sema::specialize(module, v.kernel, sema::parse_arg_types(v.args), {"a GPU backend", true});
+  if (v.debug) ir::insert_bounds_checks(k);
+  return k;
+}
+
+std::string source_of(const char* src, const std::string& args, const std::string& target,
+                      bool debug = false) {
+  ir::Kernel k = test::specialize(src, args);
+  if (debug) ir::insert_bounds_checks(k);
+  return codegen::generate_source(k, target, "k");
+}
+
+// ---- the compilers ----
+
+// NVRTC and hipRTC have the same shape: create, compile, log, code, destroy.
+class RuntimeCompiler {
+ public:
+  using Create = int (*)(void**, const char*, const char*, int, const char* const*,
+                         const char* const*);
+  using Compile = int (*)(void*, int, const char* const*);
+  using Size = int (*)(void*, size_t*);
+  using Get = int (*)(void*, char*);
+  using Destroy = int (*)(void**);
+
+  bool load(void* lib, const std::string& prefix, const char* code_size, const char* code) {
+    auto sym = [&](const std::string& name) { return dlsym(lib, name.c_str()); };
+    create_ = reinterpret_cast<Create>(sym(prefix + "CreateProgram"));
+    compile_ = reinterpret_cast<Compile>(sym(prefix + "CompileProgram"));
+    log_size_ = reinterpret_cast<Size>(sym(prefix + "GetProgramLogSize"));
+    log_ = reinterpret_cast<Get>(sym(prefix + "GetProgramLog"));
+    code_size_ = reinterpret_cast<Size>(sym(code_size));
+    code_ = reinterpret_cast<Get>(sym(code));
+    destroy_ = reinterpret_cast<Destroy>(sym(prefix + "DestroyProgram"));
+    return create_ && compile_ && log_size_ && log_ && code_size_ && code_ && destroy_;
+  }
+
+  // The compiled code, or nothing with the log in `log`.
+  bool compile(const std::string& source, const std::string& name,
+               const std::vector<const char*>& options, std::string& code, std::string& log) {
+    void* prog = nullptr;
+    if (create_(&prog, source.c_str(), name.c_str(), 0, nullptr, nullptr) != 0) {
+      log = "could not create the program";
+      return false;
+    }
+    int rc = compile_(prog, static_cast<int>(options.size()), options.data());
+    size_t n = 0;
+    log_size_(prog, &n);
+    log.assign(n, '\0');
+    if (n) log_(prog, log.data());
+    if (rc == 0) {
+      code_size_(prog, &n);
+      code.assign(n, '\0');
+      if (n) code_(prog, code.data());
+      while (!code.empty() && code.back() == '\0') code.pop_back();
+    }
+    destroy_(&prog);
+    return rc == 0;
+  }
+
+ private:
+  Create create_ = nullptr;
+  Compile compile_ = nullptr;
+  Size log_size_ = nullptr, code_size_ = nullptr;
+  Get log_ = nullptr, code_ = nullptr;
+  Destroy destroy_ = nullptr;
+};
+
+std::string cuda_root() {
+  for (const char* var : {"CUDA_PATH", "CUDA_HOME"})
+    if (const char* v = std::getenv(var); v && *v) return v;
+  return "/usr/local/cuda";
+}
+
+struct Nvrtc {
+  RuntimeCompiler rtc;
+  std::string ptxas;
+  std::string missing;  // why it cannot run, or ""
+
+  Nvrtc() {
+    std::string root = cuda_root();
+    void* lib = nullptr;
+    for (const char* rel : {"lib64/libnvrtc.so", "targets/x86_64-linux/lib/libnvrtc.so",
+                            "lib64/libnvrtc.so.13", "lib64/libnvrtc.so.12"}) {
+      lib = dlopen((fs::path(root) / rel).c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (lib) break;
+    }
+    if (!lib) {
+      missing = fmt::format("NVRTC not found in {} (libnvrtc.so)", root);
+      return;
+    }
+    if (!rtc.load(lib, "nvrtc", "nvrtcGetPTXSize", "nvrtcGetPTX")) {
+      missing = "libnvrtc.so lacks the nvrtc* functions";
+      return;
+    }
+    ptxas = (fs::path(root) / "bin/ptxas").string();
+    if (access(ptxas.c_str(), X_OK) != 0) missing = fmt::format("ptxas not found in {}/bin", root);
+  }
+  static Nvrtc& get() {
+    static Nvrtc n;
+    return n;
+  }
+};
+
+// hipRTC and PoCL both register options in one LLVM 15 library and abort when they share a
+// namespace of libraries: hipRTC gets a namespace of its own.
+struct HipRtc {
+  RuntimeCompiler rtc;
+  std::string missing;
+
+  HipRtc() {
+    void* lib = nullptr;
+    for (const char* name : {"libamdhip64.so.5", "libamdhip64.so"}) {
+      lib = dlmopen(LM_ID_NEWLM, name, RTLD_NOW | RTLD_LOCAL);
+      if (lib) break;
+    }
+    if (!lib) {
+      missing =
+          "hipRTC not found (libamdhip64.so.5: apt-get install libamdhip64-dev "
+          "rocm-device-libs)";
+      return;
+    }
+    if (!rtc.load(lib, "hiprtc", "hiprtcGetCodeSize", "hiprtcGetCode"))
+      missing = "libamdhip64.so lacks the hiprtc* functions";
+  }
+  static HipRtc& get() {
+    static HipRtc h;
+    return h;
+  }
+};
+
+void compile_cuda(const std::string& source, const std::string& name) {
+  Nvrtc& nv = Nvrtc::get();
+  if (!nv.missing.empty()) GTEST_SKIP() << nv.missing;
+  // No fast math: --fmad=false forbids contracting a * b + c into an FMA, and division and sqrt
+  // stay correctly rounded (NVRTC's default without --use_fast_math). The CUDA backend passes
+  // the same options.
+  std::vector<const char*> options = {"--gpu-architecture=compute_90", "--fmad=false"};
+  std::string ptx, log;
+  ASSERT_TRUE(nv.rtc.compile(source, name + ".cu", options, ptx, log))
+      << "NVRTC rejected the generated CUDA C:\n"
+      << log << "\n"
+      << numbered(source);
+  fs::path file = scratch() / (name + ".ptx");
+  write_text(file, ptx);
+  Output out = run(fmt::format("{} -arch=sm_90 {} -o {}", quote(nv.ptxas), quote(file.string()),
+                               quote((scratch() / (name + ".cubin")).string())));
+  EXPECT_EQ(out.status, 0) << "ptxas rejected the PTX:\n" << out.text << "\n" << ptx;
+}
+
+void compile_hip(const std::string& source, const std::string& name) {
+  HipRtc& hip = HipRtc::get();
+  if (!hip.missing.empty()) GTEST_SKIP() << hip.missing;
+  // -ffp-contract=off: clang contracts into FMAs by default for HIP.
+  std::vector<const char*> options = {"--offload-arch=gfx90a", "-ffp-contract=off"};
+  std::string code, log;
+  ASSERT_TRUE(hip.rtc.compile(source, name + ".hip", options, code, log))
+      << "hipRTC rejected the generated HIP C:\n"
+      << log << "\n"
+      << numbered(source);
+  ASSERT_GE(code.size(), 4u);
+  EXPECT_EQ(code.substr(0, 4),
+            "\x7f"
+            "ELF")
+      << "hipRTC's output is not a code object";
+}
+
+void compile_opencl_ocloc(const std::string& source, const std::string& name) {
+  std::string ocloc = find_program({"ocloc"});
+  if (ocloc.empty()) GTEST_SKIP() << "ocloc not found (apt-get install intel-opencl-icd)";
+  std::string spirv_val = find_program({"spirv-val"});
+  fs::path dir = scratch() / (name + "_ocloc");
+  fs::create_directories(dir);
+  fs::path cl = dir / "kernel.cl";
+  write_text(cl, source);
+  // One compile for pvc gives the native binary and the SPIR-V it came from.
+  Output out =
+      run(fmt::format("cd {} && {} compile -q -file kernel.cl -device pvc "
+                      "-output_no_suffix -output kernel",
+                      quote(dir.string()), quote(ocloc)));
+  ASSERT_EQ(out.status, 0) << "ocloc rejected the generated OpenCL C:\n"
+                           << out.text << "\n"
+                           << numbered(source);
+  ASSERT_TRUE(fs::exists(dir / "kernel.spv")) << "ocloc wrote no SPIR-V";
+  bool native = false;
+  for (const auto& f : fs::directory_iterator(dir))
+    native |= f.path().filename() == "kernel" || f.path().extension() == ".bin";
+  EXPECT_TRUE(native) << "ocloc wrote no native binary for pvc";
+  if (spirv_val.empty()) GTEST_SKIP() << "spirv-val not found (apt-get install spirv-tools)";
+  Output val = run(fmt::format("{} {}", quote(spirv_val), quote((dir / "kernel.spv").string())));
+  EXPECT_EQ(val.status, 0) << "spirv-val rejected the SPIR-V:\n" << val.text;
+}
+
+void compile_opencl_clang(const std::string& source, const std::string& name) {
+  std::string clang = find_program(
+      {"clang-19", "clang-18", "clang-17", "clang-16", "clang-15", "clang-14", "clang"});
+  if (clang.empty()) GTEST_SKIP() << "clang not found for the OpenCL C syntax check";
+  fs::path cl = scratch() / (name + ".cl");
+  write_text(cl, source);
+  Output out =
+      run(fmt::format("{} -x cl -cl-std=CL3.0 -fsyntax-only {}", quote(clang), quote(cl.string())));
+  EXPECT_EQ(out.status, 0) << "clang rejected the generated OpenCL C:\n"
+                           << out.text << "\n"
+                           << numbered(source);
+}
+
+void compile_metal(const std::string& source, const std::string& name) {
+  std::string clang = find_program({"clang++-19", "clang++-18", "clang++-17", "clang++-16",
+                                    "clang++-15", "clang++-14", "clang++"});
+  if (clang.empty()) GTEST_SKIP() << "clang++ not found for the Metal syntax check";
+  // The generated code includes <metal_stdlib>: an empty stand-in, the shim does the rest.
+  fs::path include = scratch() / "msl_include";
+  fs::create_directories(include);
+  write_text(include / "metal_stdlib", "");
+  fs::path file = scratch() / (name + ".metal");
+  write_text(file, source);
+  Output out = run(fmt::format(
+      "{} -fsyntax-only -std=c++17 -include {} -I {} -x c++ -Wno-unknown-attributes {}",
+      quote(clang), quote(TACK_MSL_SHIM), quote(include.string()), quote(file.string())));
+  EXPECT_EQ(out.status, 0) << "the generated MSL does not compile as C++17 with the shim:\n"
+                           << out.text << "\n"
+                           << numbered(source);
+}
+
+// ---- every kernel, every target ----
+
+void PrintTo(const Variant& v, std::ostream* os) {
+  *os << v.name;
+}
+
+class Compile : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(Compile, CudaNvrtcAndPtxas) {
+  const Variant& v = GetParam();
+  compile_cuda(codegen::generate_source(specialize(v), "cuda", v.kernel), v.name);
+}
+
+TEST_P(Compile, HipRtc) {
+  const Variant& v = GetParam();
+  compile_hip(codegen::generate_source(specialize(v), "hip", v.kernel), v.name);
+}
+
+TEST_P(Compile, OpenClOcloc) {
+  const Variant& v = GetParam();
+  compile_opencl_ocloc(codegen::generate_source(specialize(v), "opencl", v.kernel), v.name);
+}
+
+TEST_P(Compile, OpenClClang) {
+  const Variant& v = GetParam();
+  compile_opencl_clang(codegen::generate_source(specialize(v), "opencl", v.kernel), v.name);
+}
+
+TEST_P(Compile, MetalShim) {
+  const Variant& v = GetParam();
+  ir::Kernel k = specialize(v);
+  if (codegen::uses_dtype(k, f64)) {
+    // Metal has no f64: the generator refuses, naming Metal.
+    try {
+      codegen::generate_source(k, "metal", v.kernel);
+      FAIL() << "an f64 kernel was generated for Metal";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Metal"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  compile_metal(codegen::generate_source(k, "metal", v.kernel), v.name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, Compile, ::testing::ValuesIn(variants()),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return info.param.name;
+                         });
+
+// ---- the generated text ----
+
+const char* const kSaxpy =
+    "import tack\n@tack.kernel\ndef k(a, x, y, out):\n    for i in range(x.shape[0]):\n"
+    "        out[i] = a * x[i] + y[i]\n";
+
+TEST(CGenerators, ParametersFollowTheLaunchAbi) {
+  std::string s = source_of(kSaxpy, "f32,f32[],f32[],f32[]", "cuda");
+  EXPECT_NE(s.find("extern \"C\" __global__ void k(\n"
+                   "    float a,\n"
+                   "    const float* x,\n"
+                   "    long long x_shape0,\n"
+                   "    const float* y,\n"
+                   "    long long y_shape0,\n"
+                   "    float* out,\n"
+                   "    long long out_shape0,\n"
+                   "    long long tack_start0,\n"
+                   "    long long tack_step0,\n"
+                   "    long long tack_count0,\n"
+                   "    int* tack_debug) {\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("if (tack_gid >= tack_count0) return;"), std::string::npos) << s;
+  EXPECT_NE(s.find("out[i] = (a * x[i]) + y[i];"), std::string::npos) << s;
+}
+
+TEST(CGenerators, MultiDimensionalLoopsAreRowMajor) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(out):\n"
+      "    for i, j in tack.ndrange((1, out.shape[0]), out.shape[1]):\n"
+      "        out[i, j] = 1.0\n";
+  std::string s = source_of(src, "f32[,]", "opencl");
+  EXPECT_NE(s.find("if (tack_gid >= tack_count0 * tack_count1) return;"), std::string::npos) << s;
+  EXPECT_NE(s.find("long tack_idx1 = tack_rem % tack_count1;"), std::string::npos) << s;
+  EXPECT_NE(s.find("out[i * out_shape1 + j] = 1.0f;"), std::string::npos) << s;
+}
+
+// Identifiers that are keywords, types or builtins in some target are renamed with a suffix, and
+// the result compiles everywhere.
+TEST(CGenerators, RenamesIdentifiersReservedByATarget) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(kernel, half, local, out):\n"
+      "    for i in range(out.shape[0]):\n"
+      "        default = kernel[i] * half\n"
+      "        private = default + 1.0\n"
+      "        constant = private * 2.0\n"
+      "        tack_gid = 1\n"
+      "        float4 = 2.0\n"
+      "        sqrt_ = 3.0\n"
+      "        out[i] = private + constant + tack_gid + float4 + local + sqrt_\n";
+  for (const char* target : {"cuda", "hip", "opencl", "metal"}) {
+    std::string s = source_of(src, "f32[],f32,i32,f32[]", target);
+    for (const char* renamed : {"kernel_[i]", "half_", "local_", "default_ =", "private_ =",
+                                "constant_ =", "float4_ =", "vtack_gid =", "kernel_shape0"})
+      EXPECT_NE(s.find(renamed), std::string::npos) << target << ": " << renamed << "\n" << s;
+    for (const char* kept : {"sqrt_ =", " out[i] ="})
+      EXPECT_NE(s.find(kept), std::string::npos) << target << ": " << kept << "\n" << s;
+    EXPECT_EQ(s.find(" kernel["), std::string::npos) << s;
+    EXPECT_EQ(s.find(" default ="), std::string::npos) << s;
+  }
+  // And the renamed code compiles (each skips when its compiler is missing).
+  std::string args = "f32[],f32,i32,f32[]";
+  {
+    SCOPED_TRACE("cuda");
+    compile_cuda(source_of(src, args, "cuda"), "rename_cuda");
+  }
+  {
+    SCOPED_TRACE("opencl");
+    compile_opencl_clang(source_of(src, args, "opencl"), "rename_opencl");
+  }
+  {
+    SCOPED_TRACE("metal");
+    compile_metal(source_of(src, args, "metal"), "rename_metal");
+  }
+}
+
+// Lines of `b` not matched in `a` and lines of `a` not matched in `b`, by a longest common
+// subsequence of lines.
+std::pair<std::vector<std::string>, std::vector<std::string>> line_diff(const std::string& a,
+                                                                        const std::string& b) {
+  auto split = [](const std::string& s) {
+    std::vector<std::string> lines;
+    std::stringstream in(s);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  };
+  std::vector<std::string> x = split(a), y = split(b);
+  std::vector<std::vector<int>> lcs(x.size() + 1, std::vector<int>(y.size() + 1, 0));
+  for (size_t i = x.size(); i-- > 0;)
+    for (size_t j = y.size(); j-- > 0;)
+      lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::vector<std::string> only_a, only_b;
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (i < x.size() && j < y.size() && x[i] == y[j]) {
+      ++i, ++j;
+    } else if (j < y.size() && (i == x.size() || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      only_b.push_back(y[j++]);
+    } else {
+      only_a.push_back(x[i++]);
+    }
+  }
+  return {only_a, only_b};
+}
+
+TEST(CGenerators, HipDiffersFromCudaOnlyInIncludeAndTextureType) {
+  for (const Variant& v : variants()) {
+    ir::Kernel k = specialize(v);
+    auto [only_cuda, only_hip] = line_diff(codegen::generate_source(k, "cuda", v.kernel),
+                                           codegen::generate_source(k, "hip", v.kernel));
+    EXPECT_TRUE(only_cuda.empty()) << v.name << ": " << only_cuda.size() << " lines only in CUDA";
+    ASSERT_EQ(only_hip.size(), 1u) << v.name;
+    EXPECT_EQ(only_hip[0], "#include <hip/hip_runtime.h>") << v.name;
+  }
+  // No kernel uses a texture yet: the hook itself differs.
+  EXPECT_EQ(codegen::CudaGenerator().texture_type(), "cudaTextureObject_t");
+  EXPECT_EQ(codegen::HipGenerator().texture_type(), "hipTextureObject_t");
+}
+
+TEST(CGenerators, OpenClUsesGlobalIdAddressSpacesAndOverloadedMath) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(x, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = sqrt(x[i]) + x[i] % 2.0\n";
+  std::string s = source_of(src, "f32[],f32[]", "opencl");
+  for (const char* want : {"__kernel void k(", "__global const float* x,", "__global float* out,",
+                           "long x_shape0,", "__global int* tack_debug", "(long)get_global_id(0)",
+                           "sqrt(x[i])", "fmod(a, b)", "#pragma OPENCL FP_CONTRACT OFF"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+  for (const char* not_want : {"blockIdx", "sqrtf", "long long", "cl_khr_fp64"})
+    EXPECT_EQ(s.find(not_want), std::string::npos) << not_want << "\n" << s;
+  std::string d = source_of(src, "f64[],f64[]", "opencl");
+  EXPECT_NE(d.find("#pragma OPENCL EXTENSION cl_khr_fp64 : enable"), std::string::npos) << d;
+  std::string c = source_of(src, "f32[],f32[]", "cuda");
+  EXPECT_NE(c.find("sqrtf(x[i])"), std::string::npos) << c;
+  EXPECT_NE(c.find("fmodf(a, b)"), std::string::npos) << c;
+  std::string m = source_of(src, "f32[],f32[]", "metal");
+  for (const char* want : {"kernel void k(", "device const float* x [[buffer(0)]]",
+                           "constant long& x_shape0 [[buffer(1)]]",
+                           "uint tack_thread [[thread_position_in_grid]]", "metal::sqrt(x[i])"})
+    EXPECT_NE(m.find(want), std::string::npos) << want << "\n" << m;
+}
+
+TEST(CGenerators, MetalRefusesF64) {
+  try {
+    source_of(kSaxpy, "f64,f64[],f64[],f64[]", "metal");
+    FAIL() << "an f64 kernel was generated for Metal";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("Metal"), std::string::npos) << what;
+    EXPECT_NE(what.find("f64"), std::string::npos) << what;
+  }
+  // f64 is fine elsewhere.
+  for (const char* target : {"cuda", "hip", "opencl"})
+    EXPECT_NO_THROW(source_of(kSaxpy, "f64,f64[],f64[],f64[]", target));
+}
+
+TEST(CGenerators, KernelsThatReturnAValueAreRejectedForNow) {
+  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "arith.py";
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  ir::Kernel k =
+      sema::specialize(module, "sum_of", sema::parse_arg_types("f64[]"), {"a GPU backend", true});
+  for (const char* target : {"cuda", "hip", "opencl"}) {
+    try {
+      codegen::generate_source(k, target, "sum_of");
+      FAIL() << target;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("returns a value"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CGenerators, AtomicsAreRejectedForNow) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(x, total):\n    for i in range(x.shape[0]):\n"
+      "        tack.atomic_add(total, 0, x[i])\n";
+  ir::Kernel k = test::specialize(src, "i32[],i32[]");
+  for (const char* target : {"cuda", "hip", "opencl", "metal"}) {
+    try {
+      codegen::generate_source(k, target, "k");
+      FAIL() << target;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("atomics"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CGenerators, UnknownTargetIsAnError) {
+  ir::Kernel k = test::specialize(kSaxpy, "f32,f32[],f32[],f32[]");
+  EXPECT_THROW(codegen::generate_source(k, "vulkan", "k"), Error);
+  // level_zero compiles OpenCL C.
+  EXPECT_EQ(codegen::generate_source(k, "level_zero", "k"),
+            codegen::generate_source(k, "opencl", "k"));
+}
+
+// Float literals print the shortest decimal that reads back as the same value; infinities are
+// bit patterns.
+TEST(CGenerators, FloatLiteralsRoundTrip) {
+  const char* src =
+      "import tack\nimport math\n@tack.kernel\ndef k(x, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = x[i] * 0.1 + 0.3333333333333333 + 1e-300 + 16777217.0 + math.inf\n";
+  std::string f = source_of(src, "f32[],f32[]", "cuda");
+  for (const char* want :
+       {"0.1f", "0.33333334f", "0.0f", "16777216.0f", "__uint_as_float(0x7f800000U)"})
+    EXPECT_NE(f.find(want), std::string::npos) << want << "\n" << f;
+  std::string d = source_of(src, "f64[],f64[]", "cuda");
+  for (const char* want : {"0.1", "0.3333333333333333", "1e-300", "16777217.0",
+                           "__longlong_as_double((long long)0x7ff0000000000000ULL)"})
+    EXPECT_NE(d.find(want), std::string::npos) << want << "\n" << d;
+  EXPECT_EQ(d.find("0.1f"), std::string::npos) << d;
+  std::string o = source_of(src, "f64[],f64[]", "opencl");
+  EXPECT_NE(o.find("as_double(0x7ff0000000000000UL)"), std::string::npos) << o;
+  std::string m = source_of(src, "f32[],f32[]", "metal");
+  EXPECT_NE(m.find("as_type<float>(0x7f800000U)"), std::string::npos) << m;
+}
+
+TEST(CGenerators, DebugModeClaimsTheRecordWithCompareAndSwap) {
+  EXPECT_EQ(source_of(kSaxpy, "f32,f32[],f32[],f32[]", "cuda").find("tack_report"),
+            std::string::npos);
+  struct Want {
+    const char* target;
+    const char* cas;
+  };
+  for (Want w : {Want{"cuda", "won = atomicCAS(rec, 0, 1) == 0;"},
+                 Want{"opencl", "won = atomic_cmpxchg((volatile __global int*)rec, 0, 1) == 0;"},
+                 Want{"metal",
+                      "metal::atomic_compare_exchange_weak_explicit((device "
+                      "metal::atomic_int*)rec, &expected, 1"}}) {
+    std::string s = source_of(kSaxpy, "f32,f32[],f32[],f32[]", w.target, true);
+    EXPECT_NE(s.find(w.cas), std::string::npos) << w.target << "\n" << s;
+    // Loads go through a checked helper (0 when out of bounds), the store is skipped.
+    EXPECT_NE(s.find("tack_load1_f32(x, x_shape0, i, tack_debug, 1, 5, 22)"), std::string::npos)
+        << s;
+    EXPECT_NE(s.find("if (("), std::string::npos) << s;
+    EXPECT_NE(s.find("tack_report1(tack_debug, 3, 5, 9, 1, tack_i);"), std::string::npos) << s;
+  }
+}
+
+// ---- running generated OpenCL C on PoCL ----
+//
+// The one place where generated code runs on this machine: PoCL runs OpenCL C on the CPU. The
+// arithmetic kernels run there on edge values (MIN, -1, 0, NaN, infinities, -0.0...) and must
+// give the CPU backend's results bit for bit, which checks the shared printer's semantics and
+// the launch ABI. The ICD loader is loaded with dlopen; this is a test, not a backend.
+
+struct OpenClApi {
+  using Int = int32_t;
+  using UInt = uint32_t;
+  Int (*GetPlatformIDs)(UInt, void**, UInt*) = nullptr;
+  Int (*GetPlatformInfo)(void*, UInt, size_t, void*, size_t*) = nullptr;
+  Int (*GetDeviceIDs)(void*, uint64_t, UInt, void**, UInt*) = nullptr;
+  void* (*CreateContext)(const intptr_t*, UInt, void* const*, void*, void*, Int*) = nullptr;
+  void* (*CreateCommandQueue)(void*, void*, uint64_t, Int*) = nullptr;
+  void* (*CreateProgramWithSource)(void*, UInt, const char**, const size_t*, Int*) = nullptr;
+  Int (*BuildProgram)(void*, UInt, void* const*, const char*, void*, void*) = nullptr;
+  Int (*GetProgramBuildInfo)(void*, void*, UInt, size_t, void*, size_t*) = nullptr;
+  void* (*CreateKernel)(void*, const char*, Int*) = nullptr;
+  void* (*CreateBuffer)(void*, uint64_t, size_t, void*, Int*) = nullptr;
+  Int (*SetKernelArg)(void*, UInt, size_t, const void*) = nullptr;
+  Int (*EnqueueNDRangeKernel)(void*, void*, UInt, const size_t*, const size_t*, const size_t*, UInt,
+                              const void*, void*) = nullptr;
+  Int (*EnqueueReadBuffer)(void*, void*, UInt, size_t, size_t, void*, UInt, const void*,
+                           void*) = nullptr;
+  Int (*Finish)(void*) = nullptr;
+  Int (*ReleaseMemObject)(void*) = nullptr;
+  Int (*ReleaseKernel)(void*) = nullptr;
+  Int (*ReleaseProgram)(void*) = nullptr;
+
+  void* context = nullptr;
+  void* queue = nullptr;
+  void* device = nullptr;
+  std::string missing;
+
+  OpenClApi() {
+    void* lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      missing =
+          "the OpenCL ICD loader is not installed (apt-get install ocl-icd-libopencl1 "
+          "pocl-opencl-icd)";
+      return;
+    }
+    bool ok = true;
+    auto load = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      ok = ok && fn;
+    };
+    load(GetPlatformIDs, "clGetPlatformIDs");
+    load(GetPlatformInfo, "clGetPlatformInfo");
+    load(GetDeviceIDs, "clGetDeviceIDs");
+    load(CreateContext, "clCreateContext");
+    load(CreateCommandQueue, "clCreateCommandQueue");
+    load(CreateProgramWithSource, "clCreateProgramWithSource");
+    load(BuildProgram, "clBuildProgram");
+    load(GetProgramBuildInfo, "clGetProgramBuildInfo");
+    load(CreateKernel, "clCreateKernel");
+    load(CreateBuffer, "clCreateBuffer");
+    load(SetKernelArg, "clSetKernelArg");
+    load(EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
+    load(EnqueueReadBuffer, "clEnqueueReadBuffer");
+    load(Finish, "clFinish");
+    load(ReleaseMemObject, "clReleaseMemObject");
+    load(ReleaseKernel, "clReleaseKernel");
+    load(ReleaseProgram, "clReleaseProgram");
+    if (!ok) {
+      missing = "libOpenCL.so.1 lacks OpenCL 1.2 functions";
+      return;
+    }
+    UInt n = 0;
+    GetPlatformIDs(0, nullptr, &n);
+    std::vector<void*> platforms(n);
+    if (n) GetPlatformIDs(n, platforms.data(), nullptr);
+    for (void* p : platforms) {
+      char name[256] = {};
+      GetPlatformInfo(p, 0x0902 /* CL_PLATFORM_NAME */, sizeof name - 1, name, nullptr);
+      if (std::string(name).find("Portable Computing Language") == std::string::npos) continue;
+      if (GetDeviceIDs(p, 0xFFFFFFFF /* CL_DEVICE_TYPE_ALL */, 1, &device, nullptr) == 0) break;
+      device = nullptr;
+    }
+    if (!device) {
+      missing = "PoCL is not installed (apt-get install pocl-opencl-icd)";
+      return;
+    }
+    Int err = 0;
+    context = CreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    if (context) queue = CreateCommandQueue(context, device, 0, &err);
+    if (!queue) missing = fmt::format("PoCL: no context or queue (error {})", err);
+  }
+  static OpenClApi& get() {
+    static OpenClApi api;
+    return api;
+  }
+};
+
+// One argument of a run: an array (shape and contents as bytes) or a scalar (bits).
+struct RunArg {
+  DType dtype = f32;
+  Shape shape;  // empty: a scalar
+  std::vector<uint8_t> bytes;
+  uint64_t scalar_bits = 0;
+  double scalar_float = 0;
+  bool is_array() const { return !shape.empty(); }
+};
+
+void put(std::vector<uint8_t>& bytes, DType t, double f, uint64_t bits) {
+  size_t at = bytes.size();
+  bytes.resize(at + dtype_size(t));
+  if (t == f32) {
+    float v = static_cast<float>(f);
+    std::memcpy(&bytes[at], &v, 4);
+  } else if (t == f64) {
+    std::memcpy(&bytes[at], &f, 8);
+  } else {
+    std::memcpy(&bytes[at], &bits, dtype_size(t));  // little-endian: the low bytes
+  }
+}
+
+const std::vector<double>& float_edges() {
+  static const std::vector<double> v = {
+      0.0, -0.0, 1.0,   -1.0,         1.5,           -1.5,         2.5,       -2.5,
+      0.1, 7.25, -7.25, 1e30,         -1e30,         INFINITY,     -INFINITY, NAN,
+      3.0, 0.5,  -0.5,  2147483648.0, -2147483904.0, 4294967296.0, 1e10,      1e-3};
+  return v;
+}
+
+std::vector<uint64_t> int_edges(DType t) {
+  int w = dtype_bits(t);
+  uint64_t max = is_signed(t) ? (~uint64_t{0} >> (65 - w)) : (~uint64_t{0} >> (64 - w));
+  uint64_t min = is_signed(t) ? ~max : 0;
+  std::vector<uint64_t> v;
+  for (int64_t x : {0, 1, -1, 2, -2, 3, -3, 5, 7, -7, 100, -100})
+    v.push_back(ir::wrap_to(t, static_cast<uint64_t>(x)));
+  for (uint64_t x : {min, max, min + 1, max - 1}) v.push_back(ir::wrap_to(t, x));
+  return v;
+}
+
+// Arrays a[i] = values[i / n], b[i] = values[i % n]: every pair.
+RunArg pairs(DType t, bool first, const std::vector<double>& f, const std::vector<uint64_t>& ints) {
+  size_t n = is_float(t) ? f.size() : ints.size();
+  RunArg a{t, {static_cast<int64_t>(n * n)}, {}, 0, 0};
+  for (size_t i = 0; i < n * n; ++i) {
+    size_t k = first ? i / n : i % n;
+    put(a.bytes, t, is_float(t) ? f[k] : 0, is_float(t) ? 0 : ints[k]);
+  }
+  return a;
+}
+RunArg pair_arg(DType t, bool first) {
+  return pairs(t, first, float_edges(), is_float(t) ? std::vector<uint64_t>{} : int_edges(t));
+}
+RunArg values(DType t, const std::vector<double>& f) {
+  RunArg a{t, {static_cast<int64_t>(f.size())}, {}, 0, 0};
+  for (double v : f) put(a.bytes, t, v, static_cast<uint64_t>(static_cast<int64_t>(v)));
+  return a;
+}
+RunArg zeros(DType t, Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return {t, shape, std::vector<uint8_t>(n * dtype_size(t), 0), 0, 0};
+}
+RunArg int_scalar(int32_t v) {
+  return {i32, {}, {}, static_cast<uint64_t>(static_cast<int64_t>(v)), 0};
+}
+RunArg float_scalar(double v) {
+  return {f32, {}, {}, 0, v};
+}
+
+std::string arg_types(const std::vector<RunArg>& args) {
+  std::vector<std::string> items;
+  for (const RunArg& a : args)
+    items.push_back(std::string(dtype_name(a.dtype)) +
+                    (a.is_array() ? "[" + std::string(a.shape.size() - 1, ',') + "]" : ""));
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+struct RunCase {
+  std::string name;
+  const char* file;
+  const char* kernel;
+  std::vector<RunArg> args;
+  bool debug = false;
+};
+
+std::vector<RunCase> run_cases() {
+  std::vector<RunCase> cases;
+  for (DType t : {i32, i8, u8, i64, u64, u16}) {
+    auto a = pair_arg(t, true), b = pair_arg(t, false);
+    Shape s = a.shape;
+    cases.push_back(
+        {fmt::format("int_binary_{}", dtype_name(t)),
+         "arith.py",
+         "int_binary",
+         {a, b, zeros(t, s), zeros(t, s), zeros(t, s), zeros(t, s), zeros(t, s), zeros(t, s)}});
+  }
+  {
+    auto a = pair_arg(i32, true), b = pair_arg(i32, false);
+    Shape s = a.shape;
+    cases.push_back({"int_binary_i32_debug",
+                     "arith.py",
+                     "int_binary",
+                     {a, b, zeros(i32, s), zeros(i32, s), zeros(i32, s), zeros(i32, s),
+                      zeros(i32, s), zeros(i32, s)},
+                     true});
+  }
+  const std::vector<double> amounts = {-1, 0, 1, 2, 5, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 100};
+  for (auto [t, n] :
+       {std::pair{i32, i32}, std::pair{u8, i64}, std::pair{i64, u32}, std::pair{i16, i8}}) {
+    std::vector<uint64_t> vals = int_edges(t), amount_bits;
+    for (double x : amounts) amount_bits.push_back(ir::wrap_to(n, static_cast<uint64_t>(x)));
+    RunArg a{t, {static_cast<int64_t>(vals.size() * amounts.size())}, {}, 0, 0};
+    RunArg b{n, a.shape, {}, 0, 0};
+    for (size_t i = 0; i < vals.size() * amounts.size(); ++i) {
+      put(a.bytes, t, 0, vals[i / amounts.size()]);
+      put(b.bytes, n, 0, amount_bits[i % amounts.size()]);
+    }
+    cases.push_back({fmt::format("shifts_{}_{}", dtype_name(t), dtype_name(n)),
+                     "arith.py",
+                     "shifts",
+                     {a, b, zeros(t, a.shape), zeros(t, a.shape)}});
+  }
+  for (DType t : {f32, f64}) {
+    auto a = pair_arg(t, true), b = pair_arg(t, false);
+    Shape s = a.shape;
+    cases.push_back({fmt::format("float_binary_{}", dtype_name(t)),
+                     "arith.py",
+                     "float_binary",
+                     {a, b, zeros(t, s), zeros(t, s), zeros(t, s), zeros(t, s)}});
+    auto x = values(t, float_edges());
+    cases.push_back(
+        {fmt::format("to_i32_{}", dtype_name(t)), "arith.py", "to_i32", {x, zeros(i32, x.shape)}});
+    cases.push_back({fmt::format("min_max_nan_{}", dtype_name(t)),
+                     "arith.py",
+                     "min_max_nan",
+                     {a, b, zeros(t, s), zeros(t, s)}});
+    cases.push_back(
+        {fmt::format("rounding_{}", dtype_name(t)),
+         "arith.py",
+         "rounding",
+         {x, zeros(t, x.shape), zeros(t, x.shape), zeros(t, x.shape), zeros(t, x.shape)}});
+  }
+  for (DType t : {i32, u64}) {
+    auto a = pair_arg(t, true), b = pair_arg(t, false);
+    cases.push_back({fmt::format("min_max_nan_{}", dtype_name(t)),
+                     "arith.py",
+                     "min_max_nan",
+                     {a, b, zeros(t, a.shape), zeros(t, a.shape)}});
+  }
+  {
+    auto a = pair_arg(i32, true), b = pair_arg(u32, false);
+    cases.push_back({"mixed_compare_i32_u32",
+                     "arith.py",
+                     "mixed_compare",
+                     {a, b, zeros(DType::Bool, a.shape)}});
+    auto c = pair_arg(i32, true), d = pair_arg(i32, false);
+    cases.push_back({"true_divide_i32", "arith.py", "true_divide", {c, d, zeros(f32, c.shape)}});
+    cases.push_back(
+        {"swap_and_chain_i32", "arith.py", "swap_and_chain", {c, d, zeros(i32, c.shape)}});
+  }
+  for (DType t : {f32, f64}) {
+    RunArg x = values(t, float_edges()), y = values(t, float_edges());
+    std::reverse(y.bytes.begin(), y.bytes.end());
+    cases.push_back({fmt::format("glsl_helpers_{}", dtype_name(t)),
+                     "arith.py",
+                     "glsl_helpers",
+                     {x, y, zeros(t, {x.shape[0], 8})}});
+  }
+  {
+    RunArg x = values(i32, {0, 7, 12, 305, 98765, 123456789, 2147483647, -5, 10, 1000});
+    cases.push_back(
+        {"digits_reversed", "local_arrays.py", "digits_reversed", {x, zeros(i32, x.shape)}});
+    cases.push_back({"digits_reversed_debug",
+                     "local_arrays.py",
+                     "digits_reversed",
+                     {x, zeros(i32, x.shape)},
+                     true});
+    RunArg y = values(f32, float_edges());
+    cases.push_back({"running_max", "local_arrays.py", "running_max", {y, zeros(f32, y.shape)}});
+  }
+  cases.push_back(
+      {"sequential_loops", "arith.py", "sequential_loops", {int_scalar(23), zeros(i64, {30})}});
+  cases.push_back({"grid", "arith.py", "grid", {zeros(i32, {3, 4, 5})}});
+  cases.push_back({"grid_debug", "arith.py", "grid", {zeros(i32, {3, 4, 5})}, true});
+  {
+    std::vector<double> u;
+    for (int i = 0; i < 9 * 11; ++i) u.push_back(std::sin(i) * 10);
+    RunArg grid = values(f32, u);
+    grid.shape = {9, 11};
+    cases.push_back({"stencil5", "kernels.py", "stencil5", {grid, zeros(f32, {9, 11})}});
+    RunArg x = values(f32, float_edges()), y = values(f32, float_edges());
+    std::reverse(y.bytes.begin(), y.bytes.end());
+    cases.push_back(
+        {"saxpy", "kernels.py", "saxpy", {float_scalar(-2.5), x, y, zeros(f32, x.shape)}});
+    cases.push_back({"mandelbrot",
+                     "kernels.py",
+                     "mandelbrot",
+                     {zeros(i32, {24, 32}), float_scalar(-2.0), float_scalar(-1.0),
+                      float_scalar(3.0 / 32), float_scalar(2.0 / 24), int_scalar(50)}});
+  }
+  return cases;
+}
+
+// Runs `k` (specialized for `args`) with the generated OpenCL C on PoCL; arrays are updated.
+// Returns the debug record.
+std::vector<int32_t> run_on_pocl(const ir::Kernel& k, std::vector<RunArg>& args) {
+  OpenClApi& cl = OpenClApi::get();
+  std::vector<int32_t> record(22, 0);
+  std::string source = codegen::generate_source(k, "opencl", k.name);
+  const char* text = source.c_str();
+  int32_t err = 0;
+  void* program = cl.CreateProgramWithSource(cl.context, 1, &text, nullptr, &err);
+  // Exact floats: correctly rounded division and sqrt (contraction is off in the source).
+  if (cl.BuildProgram(program, 1, &cl.device, "-cl-fp32-correctly-rounded-divide-sqrt", nullptr,
+                      nullptr) != 0) {
+    size_t n = 0;
+    cl.GetProgramBuildInfo(program, cl.device, 0x1183 /* CL_PROGRAM_BUILD_LOG */, 0, nullptr, &n);
+    std::string log(n, '\0');
+    cl.GetProgramBuildInfo(program, cl.device, 0x1183, n, log.data(), nullptr);
+    ADD_FAILURE() << "PoCL could not build the generated OpenCL C:\n"
+                  << log << "\n"
+                  << numbered(source);
+    cl.ReleaseProgram(program);
+    return record;
+  }
+  void* kernel = cl.CreateKernel(program, k.name.c_str(), &err);
+  EXPECT_NE(kernel, nullptr) << "no kernel " << k.name << " (error " << err << ")";
+  std::vector<void*> buffers(args.size(), nullptr);
+  uint32_t slot = 0;
+  auto set = [&](size_t size, const void* value) {
+    EXPECT_EQ(cl.SetKernelArg(kernel, slot, size, value), 0) << "argument " << slot;
+    ++slot;
+  };
+  constexpr uint64_t kReadWriteCopy = 1 | 32;  // CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR
+  for (size_t i = 0; i < args.size(); ++i) {
+    RunArg& a = args[i];
+    if (a.is_array()) {
+      buffers[i] =
+          cl.CreateBuffer(cl.context, kReadWriteCopy, a.bytes.size(), a.bytes.data(), &err);
+      set(sizeof(void*), &buffers[i]);
+      for (int64_t d : a.shape) set(8, &d);
+    } else if (a.dtype == f32) {
+      float v = static_cast<float>(a.scalar_float);
+      set(4, &v);
+    } else {
+      set(dtype_size(a.dtype), &a.scalar_bits);
+    }
+  }
+  ir::HostValues host{[&](int p) { return args[p].scalar_bits; },
+                      [&](int p, int d) { return args[p].shape[d]; }};
+  int64_t total = 1;
+  for (const ir::LoopDim& dim : k.dims) {
+    int64_t start = ir::eval_host(*dim.start, host), stop = ir::eval_host(*dim.stop, host),
+            step = ir::eval_host(*dim.step, host);
+    int64_t count = stop > start ? (stop - start + step - 1) / step : 0;
+    set(8, &start);
+    set(8, &step);
+    set(8, &count);
+    total *= count;
+  }
+  void* rec = cl.CreateBuffer(cl.context, kReadWriteCopy, record.size() * 4, record.data(), &err);
+  set(sizeof(void*), &rec);
+  // Whole groups of 64: the threads past the total must return at once.
+  size_t global = std::max<size_t>(64, (total + 63) / 64 * 64);
+  EXPECT_EQ(
+      cl.EnqueueNDRangeKernel(cl.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+      0);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (buffers[i]) {
+      cl.EnqueueReadBuffer(cl.queue, buffers[i], 1, 0, args[i].bytes.size(), args[i].bytes.data(),
+                           0, nullptr, nullptr);
+      cl.ReleaseMemObject(buffers[i]);
+    }
+  cl.EnqueueReadBuffer(cl.queue, rec, 1, 0, record.size() * 4, record.data(), 0, nullptr, nullptr);
+  cl.ReleaseMemObject(rec);
+  cl.Finish(cl.queue);
+  cl.ReleaseKernel(kernel);
+  cl.ReleaseProgram(program);
+  return record;
+}
+
+// The same call on the CPU backend, through the public API.
+void run_on_cpu(const RunCase& c, std::vector<RunArg>& args) {
+  fs::path dir = std::string(c.file) == "kernels.py" ? TACK_EXAMPLES_DIR : TACK_TEST_KERNELS_DIR;
+  tack::Module m = tack::Module::from_file((dir / c.file).string());
+  std::vector<Array> arrays;
+  arrays.reserve(args.size());
+  std::vector<Arg> call;
+  for (RunArg& a : args) {
+    if (a.is_array()) {
+      arrays.push_back(array_from_ptr(a.bytes.data(), a.shape, a.dtype, nullptr, true));
+      call.emplace_back(arrays.back());
+    } else if (a.dtype == f32) {
+      call.emplace_back(static_cast<float>(a.scalar_float));
+    } else {
+      call.emplace_back(static_cast<int32_t>(a.scalar_bits));
+    }
+  }
+  m.kernel(c.kernel).call(call);
+}
+
+bool same_element(DType t, const uint8_t* a, const uint8_t* b, bool approximate) {
+  if (t == f32 || t == f64) {
+    double x, y;
+    if (t == f32) {
+      float fx, fy;
+      std::memcpy(&fx, a, 4);
+      std::memcpy(&fy, b, 4);
+      x = fx, y = fy;
+    } else {
+      std::memcpy(&x, a, 8);
+      std::memcpy(&y, b, 8);
+    }
+    if (std::isnan(x) && std::isnan(y)) return true;
+    if (approximate && std::isfinite(x) && std::isfinite(y))
+      return std::fabs(x - y) <= 4 * (t == f32 ? 1.2e-7 : 2.3e-16) * std::fabs(x);
+  }
+  return std::memcmp(a, b, dtype_size(t)) == 0;
+}
+
+void PrintTo(const RunCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class PoclRun : public ::testing::TestWithParam<RunCase> {};
+
+TEST_P(PoclRun, MatchesTheCpuBackend) {
+  OpenClApi& cl = OpenClApi::get();
+  if (!cl.missing.empty()) GTEST_SKIP() << cl.missing;
+  const RunCase& c = GetParam();
+  fs::path dir = std::string(c.file) == "kernels.py" ? TACK_EXAMPLES_DIR : TACK_TEST_KERNELS_DIR;
+  fs::path path = dir / c.file;
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  std::vector<RunArg> gpu = c.args, cpu = c.args;
+  ir::Kernel k = sema::specialize(module, c.kernel, sema::parse_arg_types(arg_types(c.args)),
+                                  {"OpenCL", true});
+  if (c.debug) ir::insert_bounds_checks(k);
+  std::vector<int32_t> record = run_on_pocl(k, gpu);
+  EXPECT_EQ(record[0], 0) << "an in-bounds kernel reported an index violation";
+  run_on_cpu(c, cpu);
+  for (size_t p = 0; p < c.args.size(); ++p) {
+    if (!c.args[p].is_array()) continue;
+    DType t = c.args[p].dtype;
+    // pow is a libm call on both sides, which may differ in the last bits.
+    bool approximate = std::string(c.kernel) == "float_binary" && p == 5;
+    size_t size = dtype_size(t), mismatches = 0;
+    for (size_t at = 0; at < cpu[p].bytes.size(); at += size) {
+      if (same_element(t, &gpu[p].bytes[at], &cpu[p].bytes[at], approximate)) continue;
+      if (++mismatches > 5) continue;
+      uint64_t g = 0, h = 0;
+      std::memcpy(&g, &gpu[p].bytes[at], size);
+      std::memcpy(&h, &cpu[p].bytes[at], size);
+      ADD_FAILURE() << c.name << ": argument " << k.params[p].name << "[" << at / size
+                    << "]: OpenCL gives bits " << std::hex << g << ", the CPU " << h;
+    }
+    EXPECT_EQ(mismatches, 0u) << c.name << ": argument " << k.params[p].name;
+    // The comparison means something only if the kernel wrote its outputs.
+    if (k.params[p].written) {
+      EXPECT_NE(gpu[p].bytes, c.args[p].bytes) << c.name << ": " << k.params[p].name;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, PoclRun, ::testing::ValuesIn(run_cases()),
+                         [](const ::testing::TestParamInfo<RunCase>& info) {
+                           return info.param.name;
+                         });
+
+// Debug mode on the device: an out-of-bounds store is skipped and recorded (array, line, column,
+// rank, store, index), in-bounds ones happen.
+TEST(PoclRunDebug, RecordsTheFirstOutOfBoundsAccess) {
+  OpenClApi& cl = OpenClApi::get();
+  if (!cl.missing.empty()) GTEST_SKIP() << cl.missing;
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(x, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i + 1] = x[i] * 2.0\n";
+  ir::Kernel k = test::specialize(src, "f32[],f32[]");
+  ir::insert_bounds_checks(k);
+  std::vector<RunArg> args = {values(f32, {1, 2, 3, 4}), zeros(f32, {4})};
+  std::vector<int32_t> r = run_on_pocl(k, args);
+  EXPECT_EQ(r[0], 1);  // hit
+  EXPECT_EQ(r[1], 1);  // the array: parameter 1, out
+  EXPECT_EQ(r[2], 5);  // line
+  EXPECT_EQ(r[3], 9);  // column
+  EXPECT_EQ(r[4], 1);  // rank
+  EXPECT_EQ(r[5], 1);  // a store
+  EXPECT_EQ(r[6], 4);  // index, low word
+  EXPECT_EQ(r[7], 0);  // index, high word
+  std::vector<float> out(4);
+  std::memcpy(out.data(), args[1].bytes.data(), 16);
+  EXPECT_EQ(out, (std::vector<float>{0, 2, 4, 6}));
+}
+
+// A local array indexed out of bounds in debug mode: the store is skipped and recorded against
+// the local array (parameter 1 here), whichever thread got there first.
+TEST(PoclRunDebug, RecordsLocalArrayViolations) {
+  OpenClApi& cl = OpenClApi::get();
+  if (!cl.missing.empty()) GTEST_SKIP() << cl.missing;
+  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "local_arrays.py";
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  ir::Kernel k =
+      sema::specialize(module, "overflow", sema::parse_arg_types("f32[]"), {"OpenCL", true});
+  ir::insert_bounds_checks(k);
+  std::vector<RunArg> args = {zeros(f32, {10})};
+  std::vector<int32_t> r = run_on_pocl(k, args);
+  EXPECT_EQ(r[0], 1);  // hit
+  EXPECT_EQ(r[1], 1);  // the local array buf, after the one parameter
+  EXPECT_EQ(r[4], 1);  // rank
+  EXPECT_EQ(r[5], 1);  // a store
+  EXPECT_GE(r[6], 4);  // the index: one of 4..9
+  EXPECT_LT(r[6], 10);
+  std::vector<float> out(10);
+  std::memcpy(out.data(), args[0].bytes.data(), 40);
+  EXPECT_EQ(out, (std::vector<float>{1, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+// print from the device: PoCL's printf prints the CPU's lines (in any order across threads).
+TEST(PoclRunPrint, PrintsWhatTheCpuPrints) {
+  OpenClApi& cl = OpenClApi::get();
+  if (!cl.missing.empty()) GTEST_SKIP() << cl.missing;
+  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "arith.py";
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  ir::Kernel k =
+      sema::specialize(module, "show", sema::parse_arg_types("f32[],i32"), {"OpenCL", true});
+  RunArg x = values(f32, {0.5, 2.0, -1.25});
+  auto sorted_lines = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::stringstream in(text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  };
+  std::vector<RunArg> gpu = {x, int_scalar(3)};
+  fflush(stdout);
+  ::testing::internal::CaptureStdout();
+  run_on_pocl(k, gpu);
+  fflush(stdout);
+  std::string device = ::testing::internal::GetCapturedStdout();
+  std::vector<RunArg> cpu = {x, int_scalar(3)};
+  ::testing::internal::CaptureStdout();
+  run_on_cpu({"show", "arith.py", "show", cpu}, cpu);
+  fflush(stdout);
+  std::string host = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(host.find("x[ 1 ] = 2 True 100%"), std::string::npos) << host;
+  // PoCL's printf formats doubles at float precision (the value itself is the right double):
+  // its f64 line is compared as a number.
+  std::vector<std::string> d = sorted_lines(device), h = sorted_lines(host);
+  ASSERT_EQ(d.size(), h.size()) << "device:\n" << device << "host:\n" << host;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (h[i] == "4,0.1;" && d[i].rfind("4,", 0) == 0) {
+      EXPECT_NEAR(std::stod(d[i].substr(2)), 0.1, 1e-8) << d[i];
+      continue;
+    }
+    EXPECT_EQ(d[i], h[i]);
+  }
+}
+
+TEST(CGenerators, PrintIsPrintfAndIgnoredOnMetal) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(x):\n    for i in range(x.shape[0]):\n"
+      "        print(\"a\\\"b%\", i, x[i], x[i] > 0.0)\n";
+  std::string c = source_of(src, "f32[]", "cuda");
+  EXPECT_NE(c.find("printf(\"a\\\"b%% %lld %.7g %s\\n\", ((long long)(i)), (double)x[i], ((x[i] > "
+                   "0.0f) ? \"True\" : \"False\"));"),
+            std::string::npos)
+      << c;
+  std::string o = source_of(src, "f32[]", "opencl");
+  EXPECT_NE(o.find("printf(\"a\\\"b%% %ld %.7g %s\\n\", ((long)(i)), x[i], "), std::string::npos)
+      << o;
+  std::string m = source_of(src, "f32[]", "metal");
+  EXPECT_NE(m.find("// print(...) is ignored on Metal"), std::string::npos) << m;
+  EXPECT_EQ(m.find("printf"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace tack

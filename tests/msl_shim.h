@@ -1,0 +1,73 @@
+// A C++17 stand-in for the parts of the Metal Shading Language that Tack's generated code uses,
+// so that `clang++ -fsyntax-only -std=c++17 -include msl_shim.h -x c++ -Wno-unknown-attributes`
+// can check generated MSL where Apple's compiler does not exist. It catches syntax and type
+// errors; the address-space words are erased, so address-space errors go unseen.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned int uint;
+typedef unsigned long ulong;  // 64-bit, as in Metal
+static_assert(sizeof(long) == 8, "Metal's long is 64-bit");
+
+namespace metal {
+using std::acos;
+using std::asin;
+using std::atan;
+using std::atan2;
+using std::ceil;
+using std::copysign;
+using std::cos;
+using std::cosh;
+using std::exp;
+using std::exp2;
+using std::fabs;
+using std::floor;
+using std::fma;
+using std::fmod;
+using std::isinf;
+using std::isnan;
+using std::log;
+using std::log10;
+using std::log2;
+using std::pow;
+using std::rint;
+using std::signbit;
+using std::sin;
+using std::sinh;
+using std::sqrt;
+using std::tan;
+using std::tanh;
+using std::trunc;
+
+using atomic_int = std::atomic<int>;
+using std::memory_order;
+using std::memory_order_relaxed;
+
+inline bool atomic_compare_exchange_weak_explicit(atomic_int* object, int* expected, int desired,
+                                                  memory_order success, memory_order failure) {
+  return std::atomic_compare_exchange_weak_explicit(object, expected, desired, success, failure);
+}
+
+template <typename T>
+struct texture3d {};
+}  // namespace metal
+
+template <typename To, typename From>
+To as_type(From from) {
+  static_assert(sizeof(To) == sizeof(From), "as_type needs types of one size");
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
+
+// Address spaces and the kernel qualifier.
+#define kernel
+#define device
+#define constant
+#define thread
+#define threadgroup
