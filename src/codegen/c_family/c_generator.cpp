@@ -57,14 +57,15 @@ bool any_expr(const ir::Expr& e, const F& f) {
 }
 
 template <typename F>
-bool any_expr(const ir::Block& b, const F& f) {
+bool any_expr(const ir::Block& b, const F& f, bool in_print = true) {
   for (const auto& s : b) {
+    if (s->kind == ir::Stmt::Kind::Print && !in_print) continue;
     for (const ir::Expr* e :
          {s->value.get(), s->cond.get(), s->start.get(), s->stop.get(), s->step.get()})
       if (e && any_expr(*e, f)) return true;
     for (const auto& i : s->indices)
       if (any_expr(*i, f)) return true;
-    if (any_expr(s->body, f) || any_expr(s->orelse, f)) return true;
+    if (any_expr(s->body, f, in_print) || any_expr(s->orelse, f, in_print)) return true;
   }
   return false;
 }
@@ -110,13 +111,13 @@ bool common_reserved(std::string_view n) {
 
 }  // namespace
 
-bool uses_dtype(const ir::Kernel& k, DType t) {
+bool uses_dtype(const ir::Kernel& k, DType t, bool in_print) {
   for (const ir::Param& p : k.params)
     if (p.type.dtype == t) return true;
   for (const ir::Local& l : k.locals)
     if (l.type.dtype == t) return true;
   auto f = [t](const ir::Expr& e) { return !e.type.is_void() && e.type.dtype == t; };
-  if (any_expr(k.prelude, f) || any_expr(k.body, f)) return true;
+  if (any_expr(k.prelude, f, in_print) || any_expr(k.body, f, in_print)) return true;
   return k.result && any_expr(*k.result, f);
 }
 

@@ -33,8 +33,9 @@ namespace tack::codegen {
 std::string generate_source(const ir::Kernel& k, const std::string& target,
                             const std::string& entry_name);
 
-// Whether any parameter, local or expression of `k` has dtype `t`.
-bool uses_dtype(const ir::Kernel& k, DType t);
+// Whether any parameter, local or expression of `k` has dtype `t` (counting the values of
+// print statements when `in_print`).
+bool uses_dtype(const ir::Kernel& k, DType t, bool in_print = true);
 
 // The shared printer. A generator object prints one kernel per generate() call.
 class CFamilyGenerator {

@@ -74,7 +74,7 @@ bool MslGenerator::is_reserved(std::string_view name) const {
 }
 
 void MslGenerator::check_kernel(const ir::Kernel& k) const {
-  if (uses_dtype(k, DType::F64))
+  if (uses_dtype(k, DType::F64, /*in_print=*/false))  // print is ignored on Metal
     throw Error(fmt::format(
         "kernel '{}' computes in f64, which Metal does not support (Metal GPUs have no 64-bit "
         "floating point): pass f32 arrays and scalars, or run it on another backend",
