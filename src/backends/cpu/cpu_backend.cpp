@@ -137,8 +137,13 @@ class CpuBackend final : public detail::Backend {
       // caller's thread. A body with loops counts as heavier per iteration.
       int64_t per_outer = inner * code.inner_iterations_weight;
       int64_t min_chunk = std::max<int64_t>(1, (int64_t{1} << 15) / per_outer);
-      ChunkCall call{code.fns.chunk, slots};
-      ThreadPool::global().parallel_for(outer, min_chunk, &run_chunk, &call);
+      if (outer <= min_chunk) {
+        code.fns.chunk(slots, 0,
+                       outer);  // without starting the pool in a process that never needs it
+      } else {
+        ChunkCall call{code.fns.chunk, slots};
+        ThreadPool::global().parallel_for(outer, min_chunk, &run_chunk, &call);
+      }
     }
     if (k.result && a.result) code.fns.result(slots, a.result);
   }

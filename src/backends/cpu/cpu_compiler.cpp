@@ -113,7 +113,13 @@ Jit& Jit::instance() {
 
 Jit::Jit() {
   init_llvm();
-  auto jit = llvm::orc::LLJITBuilder().create();
+  // The JIT only links objects compiled by CpuCompiler; describing the target with what the
+  // compiler already detected spares detecting the host a second time at start-up.
+  const CpuCompiler& compiler = CpuCompiler::instance();
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(compiler.triple())};
+  jtmb.setCPU(compiler.cpu());
+  jtmb.addFeatures(std::vector<std::string>{compiler.features()});
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) throw DeviceError("cannot start the LLVM JIT: " + llvm::toString(jit.takeError()));
   jit_ = std::move(*jit);
   // Generated code calls the C math library (sinf, exp...), found in this process.

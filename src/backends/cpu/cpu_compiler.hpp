@@ -28,6 +28,9 @@ class CpuCompiler {
 
   // Triple, CPU and features: everything about the target that changes the code.
   const std::string& target_description() const { return target_; }
+  const std::string& triple() const { return triple_; }
+  const std::string& cpu() const { return cpu_; }
+  const std::string& features() const { return features_; }
   std::string llvm_version() const;
 
   CompiledObject compile(const ir::Kernel& k, const codegen::LlvmOptions& options,
