@@ -255,6 +255,32 @@ class Generator {
     b_.SetInsertPoint(done);
   }
 
+  // Performs `access` (which returns the value read, or null) when `checked` is off, or only when
+  // every index is within its extent; otherwise records the violation and reads zero.
+  template <typename F>
+  Value* guarded(bool checked, int array, const std::vector<Value*>& idx, SourceLoc loc,
+                 bool is_store, F access) {
+    if (!checked) return access();
+    BasicBlock* ok = BasicBlock::Create(ctx_, "access.ok", fn_);
+    BasicBlock* bad = BasicBlock::Create(ctx_, "access.oob", fn_);
+    BasicBlock* join = BasicBlock::Create(ctx_, "access.join", fn_);
+    b_.CreateCondBr(in_bounds(array, idx), ok, bad);
+    b_.SetInsertPoint(ok);
+    Value* v = access();
+    BasicBlock* ok_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(bad);
+    report(array, idx, loc, is_store);
+    BasicBlock* bad_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    if (!v) return nullptr;
+    auto* phi = b_.CreatePHI(v->getType(), 2);
+    phi->addIncoming(v, ok_end);
+    phi->addIncoming(llvm::Constant::getNullValue(v->getType()), bad_end);
+    return phi;
+  }
+
   Value* load(const ir::Expr& e) {
     std::vector<Value*> idx;
     for (const auto& i : e.operands) idx.push_back(expr(*i));
@@ -264,24 +290,7 @@ class Generator {
       annotate(v, e.index);
       return dt == DType::Bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : static_cast<Value*>(v);
     };
-    if (!e.checked) return do_load();
-    BasicBlock* ok = BasicBlock::Create(ctx_, "load.ok", fn_);
-    BasicBlock* bad = BasicBlock::Create(ctx_, "load.oob", fn_);
-    BasicBlock* join = BasicBlock::Create(ctx_, "load.join", fn_);
-    b_.CreateCondBr(in_bounds(e.index, idx), ok, bad);
-    b_.SetInsertPoint(ok);
-    Value* v = do_load();
-    BasicBlock* ok_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(bad);
-    report(e.index, idx, e.loc, false);
-    BasicBlock* bad_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-    auto* phi = b_.CreatePHI(v->getType(), 2);
-    phi->addIncoming(v, ok_end);
-    phi->addIncoming(llvm::Constant::getNullValue(v->getType()), bad_end);
-    return phi;
+    return guarded(e.checked, e.index, idx, e.loc, false, do_load);
   }
 
   // Relaxed read-modify-write at device scope; returns the old value.
@@ -341,24 +350,7 @@ class Generator {
       annotate(rmw, e.index);
       return rmw;
     };
-    if (!e.checked) return do_atomic();
-    BasicBlock* ok = BasicBlock::Create(ctx_, "atomic.ok", fn_);
-    BasicBlock* bad = BasicBlock::Create(ctx_, "atomic.oob", fn_);
-    BasicBlock* join = BasicBlock::Create(ctx_, "atomic.join", fn_);
-    b_.CreateCondBr(in_bounds(e.index, idx), ok, bad);
-    b_.SetInsertPoint(ok);
-    Value* v = do_atomic();
-    BasicBlock* ok_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(bad);
-    report(e.index, idx, e.loc, true);
-    BasicBlock* bad_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-    auto* phi = b_.CreatePHI(v->getType(), 2);
-    phi->addIncoming(v, ok_end);
-    phi->addIncoming(llvm::Constant::getNullValue(v->getType()), bad_end);
-    return phi;
+    return guarded(e.checked, e.index, idx, e.loc, true, do_atomic);
   }
 
   void store(const ir::Stmt& s) {
@@ -367,19 +359,10 @@ class Generator {
     Value* v = expr(*s.value);
     DType dt = k_.params[s.index].type.dtype;
     if (dt == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
-    auto do_store = [&] { annotate(b_.CreateStore(v, address(s.index, idx)), s.index); };
-    if (!s.checked) return do_store();
-    BasicBlock* ok = BasicBlock::Create(ctx_, "store.ok", fn_);
-    BasicBlock* bad = BasicBlock::Create(ctx_, "store.oob", fn_);
-    BasicBlock* join = BasicBlock::Create(ctx_, "store.join", fn_);
-    b_.CreateCondBr(in_bounds(s.index, idx), ok, bad);
-    b_.SetInsertPoint(ok);
-    do_store();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(bad);
-    report(s.index, idx, s.loc, true);
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
+    guarded(s.checked, s.index, idx, s.loc, true, [&]() -> Value* {
+      annotate(b_.CreateStore(v, address(s.index, idx)), s.index);
+      return nullptr;
+    });
   }
 
   // ---- expressions ----
