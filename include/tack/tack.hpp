@@ -7,3 +7,4 @@
 #include "tack/error.hpp"
 #include "tack/kernel.hpp"
 #include "tack/runtime.hpp"
+#include "tack/dlpack.hpp"

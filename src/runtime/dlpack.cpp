@@ -1,0 +1,92 @@
+#include "tack/dlpack.hpp"
+
+#include <dlpack/dlpack.h>
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "runtime/backend.hpp"
+
+namespace tack {
+namespace {
+
+// What a lent tensor owns: the array (its buffer) and the shape the DLTensor points at.
+struct Lent {
+  Array array;
+  std::vector<int64_t> shape;
+  DLManagedTensor tensor{};
+};
+
+DLDataType to_dl(DType t) {
+  DLDataType d{};
+  d.bits = static_cast<uint8_t>(dtype_bits(t));
+  d.lanes = 1;
+  d.code = is_float(t) ? kDLFloat : is_bool(t) ? kDLUInt : is_signed(t) ? kDLInt : kDLUInt;
+  return d;
+}
+
+std::optional<DType> from_dl(DLDataType d) {
+  if (d.lanes != 1) return std::nullopt;
+  for (DType t : kAllDTypes)
+    if (t != DType::Bool && to_dl(t).code == d.code && to_dl(t).bits == d.bits) return t;
+  return std::nullopt;
+}
+
+}  // namespace
+
+DLManagedTensor* to_dlpack(const Array& a) {
+  if (!a.valid()) throw TypeError("to_dlpack: an empty tack::Array");
+  if (a.device().type() != "cpu")
+    throw TypeError(fmt::format("to_dlpack: arrays on {} are not host memory", a.device().name()));
+  a.buffer()->backend->synchronize(a.buffer()->device);
+  auto lent = std::make_unique<Lent>();
+  lent->array = a;
+  lent->shape = a.shape();
+  DLTensor& t = lent->tensor.dl_tensor;
+  t.data = a.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = a.ndim();
+  t.dtype = to_dl(a.dtype());
+  t.shape = lent->shape.data();
+  t.strides = nullptr;  // C-contiguous
+  t.byte_offset = 0;
+  lent->tensor.manager_ctx = lent.get();
+  lent->tensor.deleter = [](DLManagedTensor* self) {
+    delete static_cast<Lent*>(self->manager_ctx);
+  };
+  return &lent.release()->tensor;
+}
+
+Array from_dlpack(DLManagedTensor* tensor) {
+  if (!tensor) throw TypeError("from_dlpack: a null tensor");
+  // Whatever happens below, the producer gets its tensor back exactly once.
+  std::shared_ptr<DLManagedTensor> owner(tensor, [](DLManagedTensor* m) {
+    if (m->deleter) m->deleter(m);
+  });
+  const DLTensor& t = tensor->dl_tensor;
+  if (t.device.device_type != kDLCPU)
+    throw TypeError(
+        fmt::format("from_dlpack: device type {} is not host memory, the only memory "
+                    "this build of Tack has",
+                    static_cast<int>(t.device.device_type)));
+  std::optional<DType> dt = from_dl(t.dtype);
+  if (!dt)
+    throw TypeError(
+        fmt::format("from_dlpack: no Tack dtype has type code {} with {} bits and {} lanes",
+                    t.dtype.code, t.dtype.bits, t.dtype.lanes));
+  Shape shape(t.shape, t.shape + t.ndim);
+  if (t.strides) {
+    int64_t expect = 1;
+    for (int d = t.ndim - 1; d >= 0; --d) {
+      if (shape[d] != 1 && t.strides[d] != expect)
+        throw TypeError(
+            "from_dlpack: the tensor is not C-contiguous; Tack arrays are (copy it first)");
+      expect *= shape[d];
+    }
+  }
+  void* data = static_cast<char*>(t.data) + t.byte_offset;
+  Device cpu = device("cpu");
+  return array_from_ptr(data, shape, *dt, &cpu, /*writable=*/true, owner);
+}
+
+}  // namespace tack
