@@ -487,8 +487,11 @@ Scalar Kernel::call(std::span<const Arg> args) const {
     out.has_value = true;
     out.dtype = k.result->type.dtype;
     if (is_float(out.dtype)) {
-      out.value = out.dtype == DType::F32 ? *reinterpret_cast<float*>(result)
-                                          : *reinterpret_cast<double*>(result);
+      float f;
+      double d;
+      std::memcpy(&f, result, sizeof f);
+      std::memcpy(&d, result, sizeof d);
+      out.value = out.dtype == DType::F32 ? f : d;
     } else if (out.dtype == DType::Bool) {
       out.value = result[0] != 0;
       out.int_value = result[0] != 0;
