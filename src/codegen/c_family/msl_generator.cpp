@@ -21,31 +21,7 @@ std::string MslGenerator::math_function(std::string_view name, DType) const {
 }
 
 std::string MslGenerator::type_name(DType t) const {
-  switch (t) {
-    case DType::Bool:
-      return "bool";
-    case DType::I8:
-      return "char";  // signed in Metal
-    case DType::U8:
-      return "uchar";
-    case DType::I16:
-      return "short";
-    case DType::U16:
-      return "ushort";
-    case DType::I32:
-      return "int";
-    case DType::U32:
-      return "uint";
-    case DType::I64:
-      return "long";
-    case DType::U64:
-      return "ulong";
-    case DType::F32:
-      return "float";
-    case DType::F64:
-      return "double";
-  }
-  return "?";
+  return opencl_scalar_type(t);  // Metal spells scalars as OpenCL C does
 }
 
 std::string MslGenerator::float_from_bits(DType, uint64_t bits) const {

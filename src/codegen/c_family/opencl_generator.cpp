@@ -19,7 +19,7 @@ std::string OpenClGenerator::math_function(std::string_view name, DType) const {
   return std::string(name);
 }
 
-std::string OpenClGenerator::type_name(DType t) const {
+std::string opencl_scalar_type(DType t) {
   switch (t) {
     case DType::Bool:
       return "bool";
@@ -45,6 +45,10 @@ std::string OpenClGenerator::type_name(DType t) const {
       return "double";
   }
   return "?";
+}
+
+std::string OpenClGenerator::type_name(DType t) const {
+  return opencl_scalar_type(t);
 }
 
 std::string OpenClGenerator::float_from_bits(DType t, uint64_t bits) const {

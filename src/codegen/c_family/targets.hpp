@@ -10,6 +10,9 @@
 
 namespace tack::codegen {
 
+// OpenCL C's names of the scalar types (char is signed, long is 64-bit); Metal uses the same.
+std::string opencl_scalar_type(DType t);
+
 class CudaGenerator : public CFamilyGenerator {
  public:
   std::string target_label() const override { return "CUDA"; }
