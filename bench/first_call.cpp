@@ -10,8 +10,8 @@
 // Each child times, with a monotonic clock, from just before Module::from_source to the return of
 // the first call, and reports the parts: parsing the module, creating the device and the arrays
 // (1024 floats each), the first call, and a second call for comparison. Two more processes per run
-// ("-parts") start the CPU compiler, the JIT and the thread pool one at a time before the first
-// call, to show what the first call's time is made of. Process start-up (exec and
+// ("-parts") start the CPU compiler and the JIT one at a time before the first call, to show what
+// the first call's time is made of. Process start-up (exec and
 // the dynamic loading and static initialization of libtack and libLLVM, before main) is measured
 // apart: from posix_spawn in the parent to main in the child, next to /bin/true's whole life.
 // Reports the median of the N runs of each.
@@ -34,7 +34,6 @@
 #include <vector>
 
 #include "backends/cpu/cpu_compiler.hpp"
-#include "backends/cpu/thread_pool.hpp"
 #include "tack/tack.hpp"
 
 extern char** environ;
@@ -76,19 +75,17 @@ int child(const std::string& mode, int64_t t_main) {
   tack::Array out = tack::empty({kElements});
   int64_t t2 = now_ns();
   // "-parts": start, one at a time, what the first call would start (the CPU compiler, which
-  // detects the host CPU for the cache key; LLVM's ORC JIT; the thread pool), to time them apart.
-  int64_t host_ns = 0, jit_ns = 0, pool_ns = 0;
+  // detects the host CPU for the cache key, and LLVM's ORC JIT), to time them apart. A launch this
+  // small runs on the calling thread and does not start the thread pool.
+  int64_t host_ns = 0, jit_ns = 0;
   if (mode.ends_with("-parts")) {
     tack::cpu::CpuCompiler::instance();
     const int64_t ta = now_ns();
     tack::cpu::Jit::instance();
     const int64_t tb = now_ns();
-    tack::cpu::ThreadPool::global();
-    const int64_t tc = now_ns();
     host_ns = ta - t2;
     jit_ns = tb - ta;
-    pool_ns = tc - tb;
-    t2 = tc;
+    t2 = tb;
   }
   vector_add(x, y, out);
   const int64_t t3 = now_ns();
@@ -102,9 +99,9 @@ int child(const std::string& mode, int64_t t_main) {
   tack::CacheStats s = tack::cache_stats();
   std::printf(
       "main_ns=%lld module_ms=%.6f arrays_ms=%.6f call_ms=%.6f total_ms=%.6f second_call_ms=%.6f "
-      "host_ms=%.6f jit_ms=%.6f pool_ms=%.6f compiles=%llu disk_hits=%llu\n",
-      static_cast<long long>(t_main), ms(t1 - t0), ms(t2 - t1 - host_ns - jit_ns - pool_ns),
-      ms(t3 - t2), ms(t3 - t0), ms(t4 - t3), ms(host_ns), ms(jit_ns), ms(pool_ns),
+      "host_ms=%.6f jit_ms=%.6f compiles=%llu disk_hits=%llu\n",
+      static_cast<long long>(t_main), ms(t1 - t0), ms(t2 - t1 - host_ns - jit_ns), ms(t3 - t2),
+      ms(t3 - t0), ms(t4 - t3), ms(host_ns), ms(jit_ns),
       static_cast<unsigned long long>(s.compiles),
       static_cast<unsigned long long>(s.disk_hits));
   return 0;
@@ -259,7 +256,6 @@ int parent(int runs, const std::string& json_path) {
   };
   part("  CPU compiler (host CPU detection)", "host_ms");
   part("  LLVM ORC JIT (LLJIT creation)", "jit_ms");
-  part("  thread pool", "pool_ms");
   part("  the call: compile or read cache, link, run", "call_ms");
   part("  total from Module::from_source", "total_ms");
   std::printf("\n%-44s %12.3f ms\n", "tack_first_call --child noop: spawn to main",

@@ -3,11 +3,16 @@
 // that does not fit in the caches; and a STREAM triad, this machine's memory bandwidth ceiling.
 //
 // Each pair runs on the same arrays (same allocation, alignment and pages), with Tack's thread
-// count given to OpenMP too. Before the first timed run of a kernel, Tack's output is checked
+// count given to OpenMP too: once as two benchmarks of their own, and once paired (BM_pair_*),
+// alternating calls, for a ratio that this machine's bandwidth drifts do not blur. Before the first timed run of a kernel, Tack's output is checked
 // against the reference bit for bit (which also compiles the kernel and starts both thread pools).
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -235,6 +240,43 @@ void run(benchmark::State& state, Check&& check, Call&& call) {
   }
 }
 
+// Tack and a baseline in alternation, each iteration timing one call of each (in turns, which one
+// goes first): the ratio of the two sums is far less noisy than the ratio of two benchmarks run
+// apart, since slow drifts of this machine's memory bandwidth (a VM shares it) hit both sides alike.
+// Counters: tack_ms and base_ms per call, speed_ratio = base time / Tack time (> 1: Tack faster).
+template <typename Check, typename Tack, typename Base>
+void run_paired(benchmark::State& state, Check&& check, Tack&& tack_call, Base&& base_call) {
+  if (const std::string& err = check(); !err.empty()) {
+    state.SkipWithError(err.c_str());
+    return;
+  }
+  using Clock = std::chrono::steady_clock;
+  auto timed = [](auto& call) {
+    auto t0 = Clock::now();
+    call();
+    benchmark::ClobberMemory();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  tack_call();
+  base_call();
+  double tack_s = 0, base_s = 0;
+  bool tack_first = true;
+  for (auto _ : state) {
+    if (tack_first) {
+      tack_s += timed(tack_call);
+      base_s += timed(base_call);
+    } else {
+      base_s += timed(base_call);
+      tack_s += timed(tack_call);
+    }
+    tack_first = !tack_first;
+  }
+  double n = static_cast<double>(state.iterations());
+  state.counters["tack_ms"] = tack_s / n * 1e3;
+  state.counters["base_ms"] = base_s / n * 1e3;
+  state.counters["speed_ratio"] = base_s / tack_s;
+}
+
 // Bytes moved by one call, STREAM's way: every array read or written once (write-allocate reads
 // are not counted, on either side).
 constexpr int64_t kStreamBytes = 3 * kStreamN * int64_t{sizeof(float)};
@@ -296,6 +338,33 @@ void BM_nbody_cpp(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBodies * kBodies);
 }
 
+void BM_pair_vector_add(benchmark::State& state) {
+  run_paired(state, check_vector_add, tack_vector_add,
+             [] { cpp_vector_add(ptr<float>(streams().out)); });
+}
+void BM_pair_saxpy(benchmark::State& state) {
+  run_paired(state, check_saxpy, tack_saxpy, [] { cpp_saxpy(ptr<float>(streams().out)); });
+}
+// Tack's saxpy against the triad: the same bytes, so speed_ratio is saxpy's share of the triad's
+// bandwidth.
+void BM_pair_saxpy_triad(benchmark::State& state) {
+  Streams& s = streams();
+  run_paired(state, check_saxpy, tack_saxpy, [&] {
+    triad(ptr<float>(s.out), ptr<float>(s.x), ptr<float>(s.y), kScale, kStreamN);
+  });
+}
+void BM_pair_stencil5(benchmark::State& state) {
+  run_paired(state, check_stencil5, tack_stencil5, [] { cpp_stencil5(ptr<float>(grid().out)); });
+}
+void BM_pair_mandelbrot(benchmark::State& state) {
+  run_paired(state, check_mandelbrot, tack_mandelbrot,
+             [] { cpp_mandelbrot(ptr<int32_t>(image().out)); });
+}
+void BM_pair_nbody(benchmark::State& state) {
+  run_paired(state, check_nbody, tack_nbody,
+             [] { cpp_nbody(ptr<float>(bodies().new_pos), ptr<float>(bodies().new_vel)); });
+}
+
 #define TACK_BENCH(fn) BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMillisecond)
 
 TACK_BENCH(BM_triad);
@@ -309,16 +378,34 @@ TACK_BENCH(BM_mandelbrot_tack);
 TACK_BENCH(BM_mandelbrot_cpp);
 TACK_BENCH(BM_nbody_tack);
 TACK_BENCH(BM_nbody_cpp);
+TACK_BENCH(BM_pair_vector_add);
+TACK_BENCH(BM_pair_saxpy);
+TACK_BENCH(BM_pair_saxpy_triad);
+TACK_BENCH(BM_pair_stencil5);
+TACK_BENCH(BM_pair_mandelbrot);
+TACK_BENCH(BM_pair_nbody);
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenMP's idle threads spin after each parallel region (libgomp's default, for milliseconds),
+  // taking a core from whatever runs next: on this 2-core machine, from the Tack call that follows
+  // a C++ call. Tack's own pool yields after 10 us and sleeps after 100 us. So that neither side
+  // slows the other, OpenMP's threads sleep when idle unless OMP_WAIT_POLICY says otherwise; libgomp
+  // reads it when it is loaded, hence the re-exec.
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);
+    std::perror("tack_bench_kernels: re-exec with OMP_WAIT_POLICY=passive failed");
+    return 1;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   int threads = bench::use_same_thread_count();
   benchmark::AddCustomContext("tack_version", tack::version());
   benchmark::AddCustomContext("tack_threads", std::to_string(threads));
   benchmark::AddCustomContext("omp_threads", std::to_string(omp_get_max_threads()));
+  benchmark::AddCustomContext("omp_wait_policy", std::getenv("OMP_WAIT_POLICY"));
   benchmark::AddCustomContext("stream_elements", std::to_string(kStreamN));
   benchmark::AddCustomContext("stencil_grid",
                               std::to_string(kStencilH) + "x" + std::to_string(kStencilW));
