@@ -1,9 +1,11 @@
-"""More programs written in Tack: heat diffusion, the wave equation, Conway's game of life.
+"""More programs written in Tack: heat diffusion, the wave equation, Conway's game of life, and a
+ray marcher with vectors.
 
 Each is checked against plain C++ in tests/cpp/test_programs.cpp and against NumPy in the Python
 tests.
 """
 import tack
+from tack import vec3
 
 
 @tack.kernel
@@ -45,3 +47,51 @@ def life_step(board, out):
                 if di != 0 or dj != 0:
                     n += alive(board, i + di, j + dj)
         out[i, j] = 1 if n == 3 or (n == 2 and board[i, j] == 1) else 0
+
+
+SPHERE = tack.constant((0.0, 0.0, -3.0))
+LIGHT = tack.constant((1.0, 1.0, 0.5))
+
+
+@tack.func
+def scene(p):
+    """The distance from p to the nearest surface: two spheres above a floor."""
+    big = tack.length(p - vec3(SPHERE)) - 1.0
+    small = tack.length(p - vec3(1.2, 0.3, -2.5)) - 0.5
+    return min(big, small, p.y + 1.0)
+
+
+@tack.func
+def surface_normal(p):
+    """The scene's gradient at p, by central differences."""
+    e = 0.001
+    dx = scene(p + vec3(e, 0.0, 0.0)) - scene(p - vec3(e, 0.0, 0.0))
+    dy = scene(p + vec3(0.0, e, 0.0)) - scene(p - vec3(0.0, e, 0.0))
+    dz = scene(p + vec3(0.0, 0.0, e)) - scene(p - vec3(0.0, 0.0, e))
+    return tack.normalize(vec3(dx, dy, dz))
+
+
+@tack.kernel
+def raymarch(image, max_steps):
+    """Sphere tracing from a camera at the origin; image is (height, width, 3) RGB."""
+    for y, x in tack.ndrange(image.shape[0], image.shape[1]):
+        u = (tack.f32(x) + 0.5) / tack.f32(image.shape[1]) * 2.0 - 1.0
+        v = 1.0 - (tack.f32(y) + 0.5) / tack.f32(image.shape[0]) * 2.0
+        d = tack.normalize(vec3(u, v, -1.5))
+        p = vec3(0.0)
+        t = 0.0
+        hit = False
+        for k in range(max_steps):
+            p = d * t
+            dist = scene(p)
+            if dist < 0.001:
+                hit = True
+                break
+            t += dist
+            if t > 20.0:
+                break
+        color = vec3(0.1, 0.1, 0.2)
+        if hit:
+            diffuse = max(tack.dot(surface_normal(p), tack.normalize(vec3(LIGHT))), 0.0)
+            color = vec3(0.8, 0.7, 0.6) * diffuse + 0.1
+        image[y, x] = color

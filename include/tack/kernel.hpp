@@ -122,6 +122,8 @@ struct ExternalName {
   uint64_t uint_value = 0;
   double float_value = 0;
   std::string dtype;  // empty: weak, like a literal
+  // A vector constant (a tuple of 2 to 4 numbers): one Constant entry per component.
+  std::vector<ExternalName> components;
   // Function: its source (possibly indented), the file and the line where it starts.
   std::string source, filename;
   int first_line = 1;

@@ -2,6 +2,7 @@
 // text, file, first line and a resolver for its free names go to tack::Module::from_function;
 // every call converts its arguments here, in C++, and runs tack::Kernel::call without the GIL.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <memory>
 #include <new>
@@ -261,6 +262,7 @@ void bind_kernel(nb::module_& m) {
       .def_rw("uint_value", &ExternalName::uint_value)
       .def_rw("float_value", &ExternalName::float_value)
       .def_rw("dtype", &ExternalName::dtype)
+      .def_rw("components", &ExternalName::components)
       .def_rw("source", &ExternalName::source)
       .def_rw("filename", &ExternalName::filename)
       .def_rw("first_line", &ExternalName::first_line)

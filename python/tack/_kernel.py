@@ -25,6 +25,13 @@ class constant:
     __slots__ = ("value", "dtype")
 
     def __init__(self, value, dtype=None):
+        if isinstance(value, tuple):
+            # A vector constant: 2 to 4 numbers.
+            if not 2 <= len(value) <= 4:
+                raise ValueError(f"tack.constant({value}): a vector constant has 2, 3 or 4 numbers")
+            self.value = tuple(constant(v, dtype).value for v in value)
+            self.dtype = None if dtype is None else _tack.dtype(dtype)
+            return
         if isinstance(value, bool) or type(value).__name__ == "bool_":
             value = bool(value)
         elif isinstance(value, numbers.Integral):
@@ -180,6 +187,11 @@ def _describe(value, functions):
     n = _tack.ExternalName()
     if isinstance(value, constant):
         n.kind = _Kind.Constant
+        n.dtype = "" if value.dtype is None else value.dtype.name
+        if isinstance(value.value, tuple):
+            n.components = [_describe(constant(v, value.dtype), functions)
+                            for v in value.value]
+            return n
         v = value.value
         if isinstance(v, bool):
             n.is_bool = True
@@ -193,7 +205,6 @@ def _describe(value, functions):
         else:
             n.is_float = True
             n.float_value = v
-        n.dtype = "" if value.dtype is None else value.dtype.name
         return n
     if isinstance(value, (Func, _tack.Kernel)):
         fn = value.__wrapped__

@@ -101,6 +101,9 @@ Constant ResolvedModule::fold_constant(const ast::GlobalAssign& g) const {
         if (it == constants_.end())
           fail(e.loc, fmt::format("'{}' is not a constant declared above", e.name), hint);
         const Constant& c = *it->second;
+        if (!c.components.empty())
+          fail(e.loc, fmt::format("'{}' is a vector constant, not a number", e.name),
+               "build vector constants from numbers: tack.constant((1.0, 2.0))");
         r.is_float = c.is_float;
         r.is_bool = c.is_bool;
         r.i = c.int_value;
@@ -190,15 +193,29 @@ Constant ResolvedModule::fold_constant(const ast::GlobalAssign& g) const {
     return r;  // not reached: fail throws
   };
 
-  Folded v = eval(*call.args[0]);
+  auto make = [&](const Folded& v) {
+    Constant c;
+    c.name = g.name;
+    c.loc = g.loc;
+    c.is_float = v.is_float;
+    c.is_bool = v.is_bool;
+    c.int_value = v.i;
+    c.uint_value = v.big ? v.u : static_cast<uint64_t>(v.i);
+    c.float_value = v.is_float ? v.f : v.as_double();
+    return c;
+  };
+  const ast::Expr& value = *call.args[0];
   Constant c;
-  c.name = g.name;
-  c.loc = g.loc;
-  c.is_float = v.is_float;
-  c.is_bool = v.is_bool;
-  c.int_value = v.i;
-  c.uint_value = v.big ? v.u : static_cast<uint64_t>(v.i);
-  c.float_value = v.is_float ? v.f : v.as_double();
+  if (value.kind == ast::Expr::Kind::Tuple) {
+    // A vector constant: each component is folded on its own.
+    if (value.args.size() < 2 || value.args.size() > 4)
+      fail(value.loc, "a vector tack.constant has 2, 3 or 4 components",
+           "write NAME = tack.constant((1.0, 0.0, 0.0))");
+    c = make(Folded{});
+    for (const auto& part : value.args) c.components.push_back(make(eval(*part)));
+  } else {
+    c = make(eval(value));
+  }
   if (!call.keywords.empty()) {
     const ast::Keyword& kw = call.keywords[0];
     if (kw.name != "dtype")
@@ -215,7 +232,10 @@ Constant ResolvedModule::fold_constant(const ast::GlobalAssign& g) const {
       fail(kw.value->loc, "dtype= must name a Tack dtype",
            "write dtype=tack.f32, tack.i64, ... or a string such as 'f32'");
     c.dtype = *dt;
-    if (is_integer(*dt) && c.is_float)
+    for (Constant& part : c.components) part.dtype = *dt;
+    bool any_float = c.is_float;
+    for (const Constant& part : c.components) any_float |= part.is_float;
+    if (is_integer(*dt) && any_float)
       fail(call.loc,
            fmt::format("constant '{}' is a float but its dtype is {}", g.name, dtype_name(*dt)),
            "write an integer value or a float dtype");

@@ -26,6 +26,9 @@ struct Constant {
   uint64_t uint_value = 0;  // exact value of a non-negative integer (may exceed int64)
   double float_value = 0;
   std::optional<DType> dtype;  // given explicitly; otherwise the constant is weak like a literal
+  // A vector constant, tack.constant((x, y, z)): its 2 to 4 components (scalars); the fields
+  // above are unused then.
+  std::vector<Constant> components;
 };
 
 // What a free name in a kernel refers to.

@@ -97,7 +97,8 @@ CallTypes classify(std::span<const Arg> args) {
     sema::ArgType t;
     switch (a.kind()) {
       case Arg::Kind::Array:
-        t = sema::ArgType::array(a.array().dtype(), a.array().ndim());
+        t = sema::ArgType::array(a.array().dtype(), a.array().ndim(),
+                                 sema::ArgType::lanes_of(a.array().shape()));
         break;
       case Arg::Kind::Bool:
         t = sema::ArgType::scalar(DType::Bool);
@@ -118,6 +119,7 @@ CallTypes classify(std::span<const Arg> args) {
     c.key.push_back(static_cast<char>(t.kind));
     c.key.push_back(static_cast<char>(t.dtype));
     c.key.push_back(static_cast<char>(t.rank));
+    c.key.push_back(static_cast<char>(t.lanes));
   }
   return c;
 }
@@ -322,17 +324,24 @@ lang::ExternalSymbol to_external(const ExternalName& n) {
       break;
     case K::Constant: {
       x.symbol.kind = SK::Constant;
-      lang::Constant c;
-      c.is_float = n.is_float;
-      c.is_bool = n.is_bool;
-      c.int_value = n.int_value;
-      c.uint_value = n.is_big ? n.uint_value : static_cast<uint64_t>(n.int_value);
-      c.float_value = n.is_float ? n.float_value : static_cast<double>(n.int_value);
-      if (!n.dtype.empty()) {
-        auto dt = dtype_from_name(n.dtype);
-        if (!dt) throw TypeError(fmt::format("tack.constant has an unknown dtype '{}'", n.dtype));
-        c.dtype = *dt;
-      }
+      auto scalar = [](const ExternalName& n) {
+        lang::Constant c;
+        c.is_float = n.is_float;
+        c.is_bool = n.is_bool;
+        c.int_value = n.int_value;
+        c.uint_value = n.is_big ? n.uint_value : static_cast<uint64_t>(n.int_value);
+        c.float_value = n.is_float ? n.float_value : static_cast<double>(n.int_value);
+        if (!n.dtype.empty()) {
+          auto dt = dtype_from_name(n.dtype);
+          if (!dt) throw TypeError(fmt::format("tack.constant has an unknown dtype '{}'", n.dtype));
+          c.dtype = *dt;
+        }
+        return c;
+      };
+      lang::Constant c = scalar(n);
+      if (!n.components.empty() && (n.components.size() < 2 || n.components.size() > 4))
+        throw TypeError("a vector tack.constant has 2, 3 or 4 components");
+      for (const ExternalName& part : n.components) c.components.push_back(scalar(part));
       x.constant = c;
       break;
     }

@@ -30,15 +30,7 @@ const std::map<std::string, Builtin>& float_builtins() {
 // Names of the language that this version of Tack does not compile yet, so that using one gives
 // an honest error rather than "not defined".
 const std::set<std::string>& later_names() {
-  static const std::set<std::string> s = {
-      "vec2",      "vec3",     "vec4",   "dvec2",     "dvec3",       "dvec4",
-      "ivec2",     "ivec3",    "ivec4",  "uvec2",     "uvec3",       "uvec4",
-      "mat2",      "mat3",     "mat4",   "dmat2",     "dmat3",       "dmat4",
-      "dot",       "cross",    "length", "distance",  "normalize",
-
-      "reflect",   "any",      "all",    "transpose", "determinant", "inverse",
-
-      "texture2d", "texture3d"};
+  static const std::set<std::string> s = {"texture2d", "texture3d"};
   return s;
 }
 
@@ -53,14 +45,14 @@ std::optional<DType> Lowerer::dtype_named(const ast::Expr& e) const {
 std::string Lowerer::builtin_name(const ast::Expr& callee) const {
   using K = ast::Expr::Kind;
   if (callee.kind == K::Name) {
-    if (locals_.count(callee.name) || params_.count(callee.name)) return "";
+    if (is_local(callee.name) || params_.count(callee.name)) return "";
     lang::Symbol s = module_.lookup(callee.name);
     if (s.kind == lang::Symbol::Kind::TackMember) return s.member;
     if (s.kind == lang::Symbol::Kind::Unknown) return callee.name;  // Python builtins: len, min...
     return "";
   }
   if (callee.kind == K::Attribute && callee.operand->kind == K::Name &&
-      !locals_.count(callee.operand->name) && !params_.count(callee.operand->name)) {
+      !is_local(callee.operand->name) && !params_.count(callee.operand->name)) {
     lang::Symbol s = module_.lookup(callee.operand->name);
     if (s.kind == lang::Symbol::Kind::TackModule || s.kind == lang::Symbol::Kind::MathModule)
       return callee.name;
@@ -73,7 +65,7 @@ std::string Lowerer::builtin_name(const ast::Expr& callee) const {
     return callee.operand->name == "random" ? "random." + callee.name : callee.name;
   // `from tack import random`, then random.NAME
   if (callee.kind == K::Attribute && callee.operand->kind == K::Name &&
-      !locals_.count(callee.operand->name) && !params_.count(callee.operand->name)) {
+      !is_local(callee.operand->name) && !params_.count(callee.operand->name)) {
     lang::Symbol s = module_.lookup(callee.operand->name);
     if (s.kind == lang::Symbol::Kind::TackMember && s.member == "random")
       return "random." + callee.name;
@@ -114,115 +106,24 @@ Value Lowerer::call(const ast::Expr& e) {
   if (!e.keywords.empty())
     fail(e.keywords[0].loc, fmt::format("{}() takes no keyword arguments", name),
          "pass the arguments by position");
-  auto nargs = [&](size_t n) {
-    if (e.args.size() != n)
-      fail(loc,
-           fmt::format("{}() takes {} argument{}, not {}", name, n, n == 1 ? "" : "s",
-                       e.args.size()),
-           "");
-  };
-  auto float_arg = [&](const ast::Expr& a) -> ir::ExprPtr {
-    Value v = expr(a);
-    if (v.weak != Weak::No) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
-    if (!v.e->type.is_float()) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
-    return std::move(v.e);
-  };
-
-  // Conversions.
-  if (name == "int" || name == "float" || name == "bool" || dtype_from_name(name)) {
-    nargs(1);
-    Value v = expr(*e.args[0]);
-    if (name == "bool") return {truth(std::move(v), loc)};
-    DType to = name == "int" ? DType::I32 : name == "float" ? DType::F32 : *dtype_from_name(name);
-    if (to == DType::Bool) return {truth(std::move(v), loc)};
-    if (v.is_weak()) {
-      if (v.weak == Weak::Float && is_integer(to) && !std::isfinite(v.e->float_value))
-        fail(loc, "cannot convert an infinite or NaN literal to an integer");
-      // A literal converts from its exact value: tack.f64(0.1) is the double nearest 0.1, not
-      // an f32 widened, and tack.u8(300) wraps as any integer cast does.
-      return {ir::make_cast(std::move(v.e), Type::scalar(to))};
-    }
-    return {ir::make_cast(materialize(std::move(v)), Type::scalar(to))};
-  }
   if (name == "len") {
-    nargs(1);
+    if (e.args.size() != 1) fail(loc, "len() takes one argument", "write len(x) for an array x");
     int a = array_param(*e.args[0]);
     if (a < 0) fail(e.args[0]->loc, "len() takes an array argument", "write len(x) for an array x");
     return {array_extent(a, 0, loc)};
   }
-  if (auto it = float_builtins().find(name); it != float_builtins().end()) {
-    nargs(1);
-    ir::ExprPtr x = float_arg(*e.args[0]);
-    Type t = x->type;
-    std::vector<ir::ExprPtr> args;
-    args.push_back(std::move(x));
-    return {ir::make_call(it->second, t, std::move(args), loc)};
-  }
-  if (name == "atan2" || name == "fma") {
-    size_t n = name == "fma" ? 3 : 2;
-    nargs(n);
-    std::vector<ir::ExprPtr> args;
-    for (size_t i = 0; i < n; ++i) args.push_back(float_arg(*e.args[i]));
-    // The widest float among the arguments; literals arrive as the kernel's float type.
-    DType t = args[0]->type.dtype;
-    for (auto& a : args)
-      if (dtype_bits(a->type.dtype) > dtype_bits(t)) t = a->type.dtype;
-    for (auto& a : args) a = ir::make_cast(std::move(a), Type::scalar(t));
-    return {ir::make_call(name == "fma" ? Builtin::Fma : Builtin::Atan2, Type::scalar(t),
-                          std::move(args), loc)};
-  }
-  if (name == "isnan" || name == "isinf") {
-    nargs(1);
-    ir::ExprPtr x = float_arg(*e.args[0]);
-    std::vector<ir::ExprPtr> args;
-    args.push_back(std::move(x));
-    return {ir::make_call(name == "isnan" ? Builtin::IsNan : Builtin::IsInf, Type::bool_(),
-                          std::move(args), loc)};
-  }
-  if (name == "abs") {
-    nargs(1);
-    Value v = expr(*e.args[0]);
-    if (v.weak == Weak::Float) return weak_float(std::fabs(v.e->float_value), loc);
-    if (v.weak == Weak::Int && v.dtype() == DType::I64) {
-      int64_t x = static_cast<int64_t>(v.e->int_bits);
-      if (x == INT64_MIN) fail(loc, "abs of this literal overflows 64 bits");
-      return weak_int(x < 0 ? -x : x, loc);
-    }
-    ir::ExprPtr x = materialize(std::move(v));
-    if (x->type.is_bool()) x = ir::make_cast(std::move(x), Type::scalar(DType::I32));
-    if (is_unsigned(x->type.dtype)) return {std::move(x)};
-    Type t = x->type;
-    std::vector<ir::ExprPtr> args;
-    args.push_back(std::move(x));
-    return {ir::make_call(Builtin::Abs, t, std::move(args), loc)};
-  }
-  if (name == "min" || name == "max") {
-    if (e.args.size() < 2)
-      fail(loc, fmt::format("{}() takes two or more arguments", name),
-           "reductions over arrays are written as loops in kernels");
-    Value acc = expr(*e.args[0]);
-    for (size_t i = 1; i < e.args.size(); ++i) {
-      auto [l, r] = unify(std::move(acc), expr(*e.args[i]), loc, name == "min" ? "min" : "max");
-      if (l->type.is_bool()) {
-        l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
-        r = ir::make_cast(std::move(r), Type::scalar(DType::I32));
-      }
-      acc = {ir::make_binary(name == "min" ? Op::Min : Op::Max, std::move(l), std::move(r), loc)};
-    }
-    return acc;
+  if (is_value_builtin(name)) {
+    std::vector<Value> args;
+    for (const auto& a : e.args) args.push_back(expr(*a));
+    return apply_builtin(name, std::move(args), loc);
   }
   if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), e);
-  if (auto v = glsl_helper(name, e)) return std::move(*v);
   if (name.rfind("random.", 0) == 0) {
     std::vector<Value> values = random(name.substr(7), e);
     if (values.size() != 1)
       fail(loc, fmt::format("tack.{}() returns a value and the next state", name),
            fmt::format("unpack both: u, s = tack.{}(s)", name));
     return std::move(values[0]);
-  }
-  if (name == "pow") {
-    nargs(2);
-    return binary(ast::BinOp::Pow, expr(*e.args[0]), expr(*e.args[1]), loc);
   }
   if (name == "range" || name == "ndrange")
     fail(loc, fmt::format("{}() is only allowed as the iterable of a for loop", name),
@@ -239,26 +140,137 @@ Value Lowerer::call(const ast::Expr& e) {
        "abs, min, max, pow");
 }
 
+bool Lowerer::is_value_builtin(const std::string& name) const {
+  static const std::set<std::string> names = {
+      "int",     "float",    "bool",  "abs",       "min",         "max",
+      "pow",     "atan2",    "fma",   "isnan",     "isinf",       "select",
+      "clamp",   "saturate", "mix",   "step",      "smoothstep",  "fract",
+      "sign",    "dot",      "cross", "length",    "distance",    "normalize",
+      "reflect", "any",      "all",   "transpose", "determinant", "inverse"};
+  if (names.count(name) || float_builtins().count(name) || dtype_from_name(name)) return true;
+  for (const char* family : {"vec", "dvec", "ivec", "uvec", "mat", "dmat"})
+    for (char n : {'2', '3', '4'})
+      if (name == std::string(family) + n) return true;
+  return false;
+}
+
+Value Lowerer::apply_builtin(const std::string& name, std::vector<Value> args, SourceLoc loc) {
+  if (auto v = vector_helper(name, args, loc)) return std::move(*v);
+  // Arity: exact for most, two or more for min and max.
+  static const std::map<std::string, size_t> arity = {{"atan2", 2},  {"fma", 3},       {"pow", 2},
+                                                      {"select", 3}, {"clamp", 3},     {"mix", 3},
+                                                      {"step", 2},   {"smoothstep", 3}};
+  size_t want = 1;
+  if (auto it = arity.find(name); it != arity.end()) want = it->second;
+  if (name == "min" || name == "max") {
+    if (args.size() < 2)
+      fail(loc, fmt::format("{}() takes two or more arguments", name),
+           "reductions over arrays are written as loops in kernels");
+  } else if (args.size() != want) {
+    fail(loc,
+         fmt::format("{}() takes {} argument{}, not {}", name, want, want == 1 ? "" : "s",
+                     args.size()),
+         "pass the arguments by position");
+  }
+  bool composite = false;
+  for (const Value& a : args) composite |= a.is_composite();
+  if (!composite) return scalar_builtin(name, std::move(args), loc);
+  return componentwise(std::move(args), loc, fmt::format("{}()", name), [&](std::vector<Value> x) {
+    return scalar_builtin(name, std::move(x), loc);
+  });
+}
+
+Value Lowerer::scalar_builtin(const std::string& name, std::vector<Value> args, SourceLoc loc) {
+  auto float_arg = [&](Value v) -> ir::ExprPtr {
+    if (v.weak != Weak::No) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
+    if (!v.e->type.is_float()) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
+    return std::move(v.e);
+  };
+
+  // Conversions.
+  if (name == "int" || name == "float" || name == "bool" || dtype_from_name(name)) {
+    Value v = std::move(args[0]);
+    if (name == "bool") return {truth(std::move(v), loc)};
+    DType to = name == "int" ? DType::I32 : name == "float" ? DType::F32 : *dtype_from_name(name);
+    if (to == DType::Bool) return {truth(std::move(v), loc)};
+    if (v.is_weak()) {
+      if (v.weak == Weak::Float && is_integer(to) && !std::isfinite(v.e->float_value))
+        fail(loc, "cannot convert an infinite or NaN literal to an integer");
+      // A literal converts from its exact value: tack.f64(0.1) is the double nearest 0.1, not
+      // an f32 widened, and tack.u8(300) wraps as any integer cast does.
+      return {ir::make_cast(std::move(v.e), Type::scalar(to))};
+    }
+    return {ir::make_cast(materialize(std::move(v)), Type::scalar(to))};
+  }
+  if (auto it = float_builtins().find(name); it != float_builtins().end()) {
+    ir::ExprPtr x = float_arg(std::move(args[0]));
+    Type t = x->type;
+    std::vector<ir::ExprPtr> operands;
+    operands.push_back(std::move(x));
+    return {ir::make_call(it->second, t, std::move(operands), loc)};
+  }
+  if (name == "atan2" || name == "fma") {
+    std::vector<ir::ExprPtr> operands;
+    for (Value& a : args) operands.push_back(float_arg(std::move(a)));
+    // The widest float among the arguments; literals arrive as the kernel's float type.
+    DType t = operands[0]->type.dtype;
+    for (auto& a : operands)
+      if (dtype_bits(a->type.dtype) > dtype_bits(t)) t = a->type.dtype;
+    for (auto& a : operands) a = ir::make_cast(std::move(a), Type::scalar(t));
+    return {ir::make_call(name == "fma" ? Builtin::Fma : Builtin::Atan2, Type::scalar(t),
+                          std::move(operands), loc)};
+  }
+  if (name == "isnan" || name == "isinf") {
+    ir::ExprPtr x = float_arg(std::move(args[0]));
+    std::vector<ir::ExprPtr> operands;
+    operands.push_back(std::move(x));
+    return {ir::make_call(name == "isnan" ? Builtin::IsNan : Builtin::IsInf, Type::bool_(),
+                          std::move(operands), loc)};
+  }
+  if (name == "abs") {
+    Value v = std::move(args[0]);
+    if (v.weak == Weak::Float) return weak_float(std::fabs(v.e->float_value), loc);
+    if (v.weak == Weak::Int && v.dtype() == DType::I64) {
+      int64_t x = static_cast<int64_t>(v.e->int_bits);
+      if (x == INT64_MIN) fail(loc, "abs of this literal overflows 64 bits");
+      return weak_int(x < 0 ? -x : x, loc);
+    }
+    ir::ExprPtr x = materialize(std::move(v));
+    if (x->type.is_bool()) x = ir::make_cast(std::move(x), Type::scalar(DType::I32));
+    if (is_unsigned(x->type.dtype)) return {std::move(x)};
+    Type t = x->type;
+    std::vector<ir::ExprPtr> operands;
+    operands.push_back(std::move(x));
+    return {ir::make_call(Builtin::Abs, t, std::move(operands), loc)};
+  }
+  if (name == "min" || name == "max") {
+    Value acc = std::move(args[0]);
+    for (size_t i = 1; i < args.size(); ++i) {
+      auto [l, r] = unify(std::move(acc), std::move(args[i]), loc, name == "min" ? "min" : "max");
+      if (l->type.is_bool()) {
+        l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
+        r = ir::make_cast(std::move(r), Type::scalar(DType::I32));
+      }
+      acc = {ir::make_binary(name == "min" ? Op::Min : Op::Max, std::move(l), std::move(r), loc)};
+    }
+    return acc;
+  }
+  if (name == "pow") return binary(ast::BinOp::Pow, std::move(args[0]), std::move(args[1]), loc);
+  if (auto v = glsl_helper(name, args, loc)) return std::move(*v);
+  fail(loc, fmt::format("'{}' is not a function a kernel can call", name));
+}
+
 // The scalar GLSL helpers, written with the operators so that every backend computes them the same
 // way (GLSL's own formulas: mix is x*(1-a)+y*a, smoothstep is t*t*(3-2t)).
-std::optional<Value> Lowerer::glsl_helper(const std::string& name, const ast::Expr& e) {
-  static const std::map<std::string, size_t> arity = {
-      {"select", 3}, {"clamp", 3},      {"saturate", 1}, {"mix", 3},
-      {"step", 2},   {"smoothstep", 3}, {"fract", 1},    {"sign", 1}};
-  auto it = arity.find(name);
-  if (it == arity.end()) return std::nullopt;
-  SourceLoc loc = e.loc;
-  if (e.args.size() != it->second || !e.keywords.empty())
-    fail(loc, fmt::format("{}() takes {} argument{}", name, it->second, it->second == 1 ? "" : "s"),
-         "pass the arguments by position");
+std::optional<Value> Lowerer::glsl_helper(const std::string& name, std::vector<Value>& args,
+                                          SourceLoc loc) {
+  static const std::set<std::string> helpers = {"select", "clamp",      "saturate", "mix",
+                                                "step",   "smoothstep", "fract",    "sign"};
+  if (!helpers.count(name)) return std::nullopt;
   // An operand used more than once is computed once, into a temporary when statements can be
   // emitted here, else (loop bounds, results) duplicated: expressions have no effects there.
-  auto reusable = [&](Value v) -> Value {
-    if (v.is_weak() || !block_ || v.e->op == Op::Local || v.e->op == Op::Param) return v;
-    int t = temp(std::move(v.e), loc, *block_);
-    return {ir::make_local(t, k_.locals[t].type, loc)};
-  };
-  auto copy = [](const Value& v) { return Value{v.e->clone(), v.weak}; };
+  auto keep = [&](Value v) { return reusable(std::move(v), loc); };
+  auto copy = [](const Value& v) { return v.copy(); };
   auto lit = [&](double x) { return weak_float(x, loc); };
   auto as_float = [&](Value v) -> Value {
     if (v.weak == Weak::Int || (!v.is_weak() && !v.e->type.is_float()))
@@ -277,13 +289,13 @@ std::optional<Value> Lowerer::glsl_helper(const std::string& name, const ast::Ex
     auto [l, r] = unify(std::move(a), std::move(b), loc, name.c_str());
     return {ir::make_select(std::move(c), std::move(l), std::move(r), loc)};
   };
-  auto arg = [&](size_t i) { return expr(*e.args[i]); };
+  auto arg = [&](size_t i) { return std::move(args[i]); };
   auto clamp01 = [&](Value x) {
     return minmax(Op::Min, minmax(Op::Max, std::move(x), lit(0.0)), lit(1.0));
   };
 
   if (name == "select") {  // tack.select(mask, a, b): a where mask is true
-    ir::ExprPtr c = truth(arg(0), e.args[0]->loc);
+    ir::ExprPtr c = truth(arg(0), loc);
     return choose(std::move(c), arg(1), arg(2));
   }
   if (name == "clamp") {
@@ -292,7 +304,7 @@ std::optional<Value> Lowerer::glsl_helper(const std::string& name, const ast::Ex
   }
   if (name == "saturate") return clamp01(as_float(arg(0)));
   if (name == "mix") {
-    Value x = as_float(arg(0)), y = as_float(arg(1)), a = reusable(as_float(arg(2)));
+    Value x = as_float(arg(0)), y = as_float(arg(1)), a = keep(as_float(arg(2)));
     Value one_minus = binary(ast::BinOp::Sub, lit(1.0), copy(a), loc);
     return binary(ast::BinOp::Add, binary(ast::BinOp::Mul, std::move(x), std::move(one_minus), loc),
                   binary(ast::BinOp::Mul, std::move(y), std::move(a), loc), loc);
@@ -303,17 +315,17 @@ std::optional<Value> Lowerer::glsl_helper(const std::string& name, const ast::Ex
     return choose(std::move(below), lit(0.0), lit(1.0));
   }
   if (name == "smoothstep") {
-    Value e0 = reusable(as_float(arg(0))), e1 = as_float(arg(1)), x = as_float(arg(2));
-    Value t = reusable(
-        clamp01(binary(ast::BinOp::Div, binary(ast::BinOp::Sub, std::move(x), copy(e0), loc),
-                       binary(ast::BinOp::Sub, std::move(e1), copy(e0), loc), loc)));
+    Value e0 = keep(as_float(arg(0))), e1 = as_float(arg(1)), x = keep(as_float(arg(2)));
+    Value t =
+        keep(clamp01(binary(ast::BinOp::Div, binary(ast::BinOp::Sub, std::move(x), copy(e0), loc),
+                            binary(ast::BinOp::Sub, std::move(e1), copy(e0), loc), loc)));
     Value three_minus =
         binary(ast::BinOp::Sub, lit(3.0), binary(ast::BinOp::Mul, lit(2.0), copy(t), loc), loc);
     return binary(ast::BinOp::Mul, binary(ast::BinOp::Mul, copy(t), copy(t), loc),
                   std::move(three_minus), loc);
   }
   if (name == "fract") {  // x - floor(x)
-    Value x = reusable(as_float(arg(0)));
+    Value x = keep(as_float(arg(0)));
     ir::ExprPtr fx = materialize(copy(x));
     Type t = fx->type;
     std::vector<ir::ExprPtr> args;
@@ -322,7 +334,7 @@ std::optional<Value> Lowerer::glsl_helper(const std::string& name, const ast::Ex
     return binary(ast::BinOp::Sub, std::move(x), std::move(fl), loc);
   }
   // sign: 1 above zero, -1 below, else x itself (0, -0.0 and NaN stay as they are).
-  Value x = reusable(arg(0));
+  Value x = keep(arg(0));
   if (!x.is_weak() && is_unsigned(x.dtype())) {
     Type t = x.e->type;
     ir::ExprPtr pos = cmp(Op::Gt, copy(x), weak_int(0, loc));

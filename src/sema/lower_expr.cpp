@@ -132,6 +132,26 @@ Value Lowerer::weak_float(double v, SourceLoc loc) {
 }
 
 Value Lowerer::constant(const lang::Constant& c, SourceLoc loc) {
+  if (!c.components.empty()) {
+    // A vector constant: its components share one type, the dtype given, else the kernel's
+    // float type when any is a float, else the promoted integer type.
+    std::vector<Value> parts;
+    bool any_float = false;
+    for (const lang::Constant& part : c.components) {
+      parts.push_back(constant(part, loc));
+      any_float |= parts.back().weak == Weak::Float || is_float(parts.back().dtype());
+    }
+    std::optional<DType> t = c.dtype;
+    if (!t && any_float) t = float_type_;
+    std::vector<ir::ExprPtr> comps;
+    for (Value& p : parts) {
+      comps.push_back(t ? ir::make_cast(std::move(p.e), Type::scalar(*t))
+                        : materialize(std::move(p)));
+      if (!t) t = comps.back()->type.dtype;
+    }
+    for (auto& e : comps) e = ir::make_cast(std::move(e), Type::scalar(*t));
+    return Value::composite(std::move(comps), static_cast<int>(comps.size()), 1);
+  }
   if (c.is_bool) return {ir::make_bool(c.int_value != 0, loc), Weak::No};
   Value v = c.is_float ? weak_float(c.float_value, loc) : weak_uint(c.uint_value, loc);
   if (!c.is_float && c.int_value < 0) v = weak_int(c.int_value, loc);
@@ -146,6 +166,7 @@ Value Lowerer::constant(const lang::Constant& c, SourceLoc loc) {
 }
 
 ir::ExprPtr Lowerer::materialize(Value v) {
+  if (v.is_composite()) require_scalar(v, v.comps[0]->loc, "this place");
   if (v.weak == Weak::Float) return ir::make_cast(std::move(v.e), Type::scalar(float_type_));
   if (v.weak == Weak::Int) {
     DType t = literal_int_type(weak_negative(v), v.e->int_bits);
@@ -199,6 +220,9 @@ std::pair<ir::ExprPtr, ir::ExprPtr> Lowerer::unify(Value a, Value b, SourceLoc l
 }
 
 ir::ExprPtr Lowerer::truth(Value v, SourceLoc loc) {
+  if (v.is_composite())
+    fail(loc, fmt::format("{} has no single truth value", v.type_name()),
+         "reduce the mask with any(mask) or all(mask)");
   ir::ExprPtr e = materialize(std::move(v));
   if (e->type.is_bool()) return e;
   if (!e->type.is_scalar()) fail(loc, "this value has no truth value", "compare it explicitly");
@@ -208,6 +232,7 @@ ir::ExprPtr Lowerer::truth(Value v, SourceLoc loc) {
 }
 
 ir::ExprPtr Lowerer::index_value(Value v, SourceLoc loc) {
+  require_scalar(v, loc, "an array index");
   if (v.weak == Weak::Float || (!v.is_weak() && !v.e->type.is_int()))
     fail(loc,
          fmt::format("an array index must be an integer, not {}",
@@ -225,7 +250,7 @@ ir::ExprPtr Lowerer::array_extent(int array, int dim, SourceLoc loc) {
 }
 
 int Lowerer::array_param(const ast::Expr& e) const {
-  if (e.kind != ast::Expr::Kind::Name || locals_.count(e.name)) return -1;
+  if (e.kind != ast::Expr::Kind::Name || is_local(e.name)) return -1;
   auto it = params_.find(e.name);
   if (it == params_.end() || !k_.params[it->second].type.is_array()) return -1;
   return it->second;
@@ -240,20 +265,28 @@ std::vector<ir::ExprPtr> Lowerer::array_indices(int array, const ast::Expr& subs
       idx.push_back(a.get());
   }
   const ir::Param& p = k_.params[array];
-  if (idx.size() != p.type.rank)
-    fail_arg(subscript.loc,
-             fmt::format("array argument '{}' has {} dimension{} but is indexed with {} index{}",
-                         p.name, p.type.rank, p.type.rank == 1 ? "" : "s", idx.size(),
-                         idx.size() == 1 ? "" : "es"));
+  if (idx.size() != p.type.rank) {
+    std::string message = fmt::format(
+        "array argument '{}' has {} dimension{} but is indexed with {} index{}", p.name,
+        p.type.rank, p.type.rank == 1 ? "" : "s", idx.size(), idx.size() == 1 ? "" : "es");
+    if (idx.size() + 1 == p.type.rank && array < static_cast<int>(args_.size()))
+      message += args_[array].lanes
+                     ? "; read its vectors with one index fewer only where a vector is expected"
+                     : "; one index fewer reads a vector only when the last dimension is 2, 3 "
+                       "or 4";
+    fail_arg(subscript.loc, message);
+  }
   std::vector<ir::ExprPtr> out;
   for (const ast::Expr* i : idx) out.push_back(index_value(expr(*i), i->loc));
   return out;
 }
 
 Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
+  if (a.is_composite() || b.is_composite())
+    return composite_binary(op, std::move(a), std::move(b), loc);
   if (op == ast::BinOp::MatMul)
-    fail(loc, "the @ operator multiplies matrices, and Tack has no matrices yet",
-         "write the product with * and + on scalars");
+    fail(loc, "the @ operator multiplies matrices and vectors, not scalars",
+         "write * for a product of scalars");
   const char* sp = ast::spelling(op);
   // Two literals fold now, at Python's precision, and stay weak.
   if (a.is_weak() && b.is_weak() && op != ast::BinOp::Div && op != ast::BinOp::Shl &&
@@ -404,6 +437,11 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
 }
 
 ir::ExprPtr Lowerer::convert_for_local(Value v, const ir::Local& local, SourceLoc loc) {
+  if (v.is_composite())
+    fail(loc,
+         fmt::format("cannot assign {} to '{}', a local of type {}", v.type_name(), local.name,
+                     dt(local.type.dtype)),
+         "a local keeps the kind of its first assignment; use a new name for the vector");
   DType to = local.type.dtype;
   if (v.weak == Weak::Int && (is_float(to) || int_fits(to, weak_negative(v), v.e->int_bits)))
     return ir::make_cast(std::move(v.e), local.type);
@@ -419,6 +457,10 @@ ir::ExprPtr Lowerer::convert_for_local(Value v, const ir::Local& local, SourceLo
 }
 
 ir::ExprPtr Lowerer::convert_for_store(Value v, DType to, const std::string& array, SourceLoc loc) {
+  if (v.is_composite())
+    fail(loc, fmt::format("cannot store {} into one element of {}", v.type_name(), array),
+         "store one component, or give the array a last dimension of the vector's size and "
+         "index it with one index fewer");
   if (v.weak == Weak::Int && is_integer(to) && !int_fits(to, weak_negative(v), v.e->int_bits))
     fail(loc, fmt::format("the value does not fit the dtype {} of array '{}'", dt(to), array),
          "store a value in range, or cast it explicitly");
@@ -436,6 +478,45 @@ ir::ExprPtr Lowerer::convert_for_store(Value v, DType to, const std::string& arr
   return ir::make_cast(std::move(e), Type::scalar(to));
 }
 
+Value Lowerer::unary(ast::UnaryOp op, Value a, SourceLoc loc) {
+  if (a.is_composite()) {
+    if (op == ast::UnaryOp::Not)
+      fail(loc, fmt::format("`not` needs a single truth value, not {}", a.type_name()),
+           "reduce the mask first: not any(mask), or compare the other way round");
+    return componentwise(values(std::move(a)), loc, "the operator",
+                         [&](std::vector<Value> x) { return unary(op, std::move(x[0]), loc); });
+  }
+  switch (op) {
+    case ast::UnaryOp::Not:
+      return {ir::make_unary(Op::Not, truth(std::move(a), loc), loc)};
+    case ast::UnaryOp::Pos:
+    case ast::UnaryOp::Neg: {
+      bool neg = op == ast::UnaryOp::Neg;
+      if (a.weak == Weak::Float) return weak_float(neg ? -a.e->float_value : a.e->float_value, loc);
+      if (a.weak == Weak::Int) {
+        if (!neg) return a;
+        if (a.dtype() == DType::U64) fail(loc, "this literal is out of range when negated");
+        return weak_int(-static_cast<int64_t>(a.e->int_bits), loc);
+      }
+      if (a.e->type.is_bool()) a.e = ir::make_cast(std::move(a.e), Type::scalar(DType::I32));
+      if (!neg) return a;
+      return {ir::make_unary(Op::Neg, std::move(a.e), loc)};
+    }
+    case ast::UnaryOp::Invert: {
+      if (a.weak == Weak::Int) return weak_int(~static_cast<int64_t>(a.e->int_bits), loc);
+      ir::ExprPtr x = materialize(std::move(a));
+      if (x->type.is_bool())
+        fail(loc, "~ on a bool gives an integer in Python, which is rarely meant",
+             "write `not x` for logical negation");
+      if (!x->type.is_int())
+        fail(loc, fmt::format("~ needs an integer, not {}", dt(x->type.dtype)),
+             "convert with int(...) first");
+      return {ir::make_unary(Op::BitNot, std::move(x), loc)};
+    }
+  }
+  return a;
+}
+
 Value Lowerer::expr(const ast::Expr& e) {
   using K = ast::Expr::Kind;
   switch (e.kind) {
@@ -450,6 +531,7 @@ Value Lowerer::expr(const ast::Expr& e) {
     case K::Name: {
       if (auto it = locals_.find(e.name); it != locals_.end())
         return {ir::make_local(it->second, k_.locals[it->second].type, e.loc)};
+      if (composites_.count(e.name)) return composite_local(e.name, e.loc);
       if (auto it = params_.find(e.name); it != params_.end()) {
         const ir::Param& p = k_.params[it->second];
         if (p.type.is_array())
@@ -491,7 +573,7 @@ Value Lowerer::expr(const ast::Expr& e) {
     case K::Attribute: {
       if (e.operand->kind == K::Name) {
         lang::Symbol s = module_.lookup(e.operand->name);
-        bool is_module_value = !locals_.count(e.operand->name) && !params_.count(e.operand->name);
+        bool is_module_value = !is_local(e.operand->name) && !params_.count(e.operand->name);
         if (is_module_value && (s.kind == lang::Symbol::Kind::MathModule ||
                                 s.kind == lang::Symbol::Kind::TackModule)) {
           if (e.name == "pi") return weak_float(std::numbers::pi, e.loc);
@@ -512,9 +594,14 @@ Value Lowerer::expr(const ast::Expr& e) {
           fail(e.loc, fmt::format("arrays have no attribute '{}' in kernels", e.name),
                fmt::format("use {}.shape[k] or len({})", e.operand->name, e.operand->name));
         }
+        if (!is_local(e.operand->name) && !params_.count(e.operand->name))
+          fail(e.loc, fmt::format("attribute '{}' is not supported here", e.name),
+               "kernels read array elements, shapes and module constants");
       }
-      fail(e.loc, fmt::format("attribute '{}' is not supported here", e.name),
-           "kernels read array elements, shapes and module constants");
+      Value base = expr(*e.operand);
+      if (base.is_composite()) return swizzle(std::move(base), e.name, e.loc);
+      fail(e.loc, fmt::format("{} has no attribute '{}'", base.type_name(), e.name),
+           "only vectors have components (.x, .y, .z, .w)");
     }
     case K::Subscript: {
       // x.shape[k]
@@ -540,11 +627,18 @@ Value Lowerer::expr(const ast::Expr& e) {
       }
       int a = array_param(*e.operand);
       if (a < 0) {
-        if (e.operand->kind == K::Name && params_.count(e.operand->name))
+        if (e.operand->kind == K::Name && params_.count(e.operand->name) &&
+            !is_local(e.operand->name))
           fail_arg(e.loc, fmt::format("argument '{}' is a scalar but is indexed like an array",
                                       e.operand->name));
-        fail(e.loc, "only array arguments can be indexed", "index an array argument: x[i]");
+        if (e.operand->kind == K::Name && !is_local(e.operand->name))
+          fail(e.loc, "only array arguments can be indexed", "index an array argument: x[i]");
+        Value base = expr(*e.operand);
+        if (base.is_composite()) return component(std::move(base), e);
+        fail(e.loc, fmt::format("{} cannot be indexed", base.type_name()),
+             "index an array argument x[i], or a vector v[k]");
       }
+      if (is_vector_access(a, e)) return vector_load(a, e, nullptr, nullptr);
       auto idx = array_indices(a, e);
       return {ir::make_load(a, k_.params[a].type.dtype, std::move(idx), e.loc)};
     }
@@ -555,39 +649,8 @@ Value Lowerer::expr(const ast::Expr& e) {
       Value b = expr(*e.args[1]);
       return binary(e.bin_op, std::move(a), std::move(b), e.loc);
     }
-    case K::Unary: {
-      Value a = expr(*e.args[0]);
-      switch (e.unary_op) {
-        case ast::UnaryOp::Not:
-          return {ir::make_unary(Op::Not, truth(std::move(a), e.loc), e.loc)};
-        case ast::UnaryOp::Pos:
-        case ast::UnaryOp::Neg: {
-          bool neg = e.unary_op == ast::UnaryOp::Neg;
-          if (a.weak == Weak::Float)
-            return weak_float(neg ? -a.e->float_value : a.e->float_value, e.loc);
-          if (a.weak == Weak::Int) {
-            if (!neg) return a;
-            if (a.dtype() == DType::U64) fail(e.loc, "this literal is out of range when negated");
-            return weak_int(-static_cast<int64_t>(a.e->int_bits), e.loc);
-          }
-          if (a.e->type.is_bool()) a.e = ir::make_cast(std::move(a.e), Type::scalar(DType::I32));
-          if (!neg) return a;
-          return {ir::make_unary(Op::Neg, std::move(a.e), e.loc)};
-        }
-        case ast::UnaryOp::Invert: {
-          if (a.weak == Weak::Int) return weak_int(~static_cast<int64_t>(a.e->int_bits), e.loc);
-          ir::ExprPtr x = materialize(std::move(a));
-          if (x->type.is_bool())
-            fail(e.loc, "~ on a bool gives an integer in Python, which is rarely meant",
-                 "write `not x` for logical negation");
-          if (!x->type.is_int())
-            fail(e.loc, fmt::format("~ needs an integer, not {}", dt(x->type.dtype)),
-                 "convert with int(...) first");
-          return {ir::make_unary(Op::BitNot, std::move(x), e.loc)};
-        }
-      }
-      break;
-    }
+    case K::Unary:
+      return unary(e.unary_op, expr(*e.args[0]), e.loc);
     case K::BoolOp: {
       ir::ExprPtr l = truth(expr(*e.args[0]), e.args[0]->loc);
       ir::ExprPtr r;
@@ -615,6 +678,17 @@ Value Lowerer::expr(const ast::Expr& e) {
       std::vector<Value> operands;
       for (size_t i = 0; i < e.args.size(); ++i) {
         Value v = expr(*e.args[i]);
+        if (v.is_composite() && e.cmp_ops.size() > 1)
+          fail(e.loc, "a chained comparison of vectors is ambiguous",
+               "compare pairs and combine the masks: all(a < b) and all(b < c)");
+        if (v.is_composite() || (!operands.empty() && operands[0].is_composite())) {
+          if (operands.empty()) {
+            operands.push_back(std::move(v));
+            continue;
+          }
+          return composite_compare(compare_op(e.cmp_ops[0]), std::move(operands[0]), std::move(v),
+                                   e.loc);
+        }
         bool middle = i > 0 && i + 1 < e.args.size();
         ir::Op op = v.e->op;
         if (middle && block_ && op != Op::Const && op != Op::Local && op != Op::Param) {
@@ -642,6 +716,21 @@ Value Lowerer::expr(const ast::Expr& e) {
       Value then_v, else_v;
       ir::Block then_pre = lower_into([&] { then_v = expr(*e.args[1]); });
       ir::Block else_pre = lower_into([&] { else_v = expr(*e.args[2]); });
+      if (then_v.is_composite() || else_v.is_composite()) {
+        if (!then_pre.empty() || !else_pre.empty())
+          fail(e.loc, "a conditional expression of vectors cannot call device functions",
+               "write an if statement that assigns the vector");
+        std::vector<Value> parts;
+        parts.push_back(Value{std::move(c)});
+        parts.push_back(std::move(then_v));
+        parts.push_back(std::move(else_v));
+        return componentwise(
+            std::move(parts), e.loc, "the conditional expression", [&](std::vector<Value> x) {
+              auto [a, b] =
+                  unify(std::move(x[1]), std::move(x[2]), e.loc, "the conditional expression");
+              return Value{ir::make_select(std::move(x[0].e), std::move(a), std::move(b), e.loc)};
+            });
+      }
       auto [a, b] =
           unify(std::move(then_v), std::move(else_v), e.loc, "the conditional expression");
       if (then_pre.empty() && else_pre.empty())

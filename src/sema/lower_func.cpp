@@ -47,16 +47,30 @@ std::vector<Value> Lowerer::inline_call(const ast::FunctionDef& f, const ast::Ex
 
   // The callee's scope: its parameters and its own locals, nothing of the caller's.
   auto saved_locals = std::move(locals_);
+  auto saved_composites = std::move(composites_);
   auto saved_params = std::move(params_);
   locals_.clear();
+  composites_.clear();
   params_ = std::move(callee_params);
   InlineFrame frame{&f, &module_.source_of(f), 0, -1, {}, 0};
   for (auto& [name, value] : scalars) {
-    ir::ExprPtr e = materialize(std::move(value));
-    k_.locals.push_back({fmt::format("{}.{}", f.name, name), e->type});
-    int id = static_cast<int>(k_.locals.size()) - 1;
-    locals_[name] = id;
-    out.push_back(ir::make_assign(id, std::move(e), call.loc));
+    std::vector<ir::ExprPtr> parts;
+    if (value.is_composite())
+      parts = std::move(value.comps);
+    else
+      parts.push_back(materialize(std::move(value)));
+    CompositeLocal c{{}, value.rows, value.cols};
+    for (size_t k = 0; k < parts.size(); ++k) {
+      std::string local = value.is_composite() ? fmt::format("{}.{}.{}", f.name, name, k)
+                                               : fmt::format("{}.{}", f.name, name);
+      k_.locals.push_back({local, parts[k]->type});
+      c.ids.push_back(static_cast<int>(k_.locals.size()) - 1);
+      out.push_back(ir::make_assign(c.ids.back(), std::move(parts[k]), call.loc));
+    }
+    if (value.is_composite())
+      composites_[name] = std::move(c);
+    else
+      locals_[name] = c.ids[0];
   }
   k_.locals.push_back({fmt::format("{}.done", f.name), Type::bool_()});
   frame.done = static_cast<int>(k_.locals.size()) - 1;
@@ -77,10 +91,16 @@ std::vector<Value> Lowerer::inline_call(const ast::FunctionDef& f, const ast::Ex
   --loop_depth_;
   out.push_back(std::move(wrapper));
   locals_ = std::move(saved_locals);
+  composites_ = std::move(saved_composites);
   params_ = std::move(saved_params);
 
   std::vector<Value> results;
-  for (int r : frame.results) results.push_back({ir::make_local(r, k_.locals[r].type, call.loc)});
+  for (const CompositeLocal& r : frame.results) {
+    std::vector<ir::ExprPtr> comps;
+    for (int id : r.ids) comps.push_back(ir::make_local(id, k_.locals[id].type, call.loc));
+    results.push_back(r.rows ? Value::composite(std::move(comps), r.rows, r.cols)
+                             : Value{std::move(comps[0])});
+  }
   return results;
 }
 
@@ -102,15 +122,34 @@ void Lowerer::return_from_function(const ast::Stmt& s, ir::Block& out) {
   std::vector<Value> lowered;
   for (const ast::Expr* v : values) lowered.push_back(expr(*v));
   for (size_t i = 0; i < lowered.size(); ++i) {
+    Value& v = lowered[i];
+    std::vector<ir::ExprPtr> parts;
+    if (v.is_composite())
+      parts = std::move(v.comps);
+    else
+      parts.push_back(frame.returns == 0 ? materialize(std::move(v)) : nullptr);
     if (frame.returns == 0) {
-      ir::ExprPtr e = materialize(std::move(lowered[i]));
-      k_.locals.push_back({fmt::format("{}.result{}", frame.def->name, i), e->type});
-      frame.results.push_back(static_cast<int>(k_.locals.size()) - 1);
-      out.push_back(ir::make_assign(frame.results.back(), std::move(e), s.loc));
-    } else {
-      int r = frame.results[i];
+      CompositeLocal r{{}, v.rows, v.cols};
+      for (size_t k = 0; k < parts.size(); ++k) {
+        k_.locals.push_back({fmt::format("{}.result{}.{}", frame.def->name, i, k), parts[k]->type});
+        r.ids.push_back(static_cast<int>(k_.locals.size()) - 1);
+        out.push_back(ir::make_assign(r.ids.back(), std::move(parts[k]), s.loc));
+      }
+      frame.results.push_back(std::move(r));
+      continue;
+    }
+    const CompositeLocal& r = frame.results[i];
+    if (r.rows != v.rows || r.cols != v.cols)
+      fail(values[i]->loc,
+           fmt::format("this return gives {} where an earlier one gave {}", v.type_name(),
+                       r.rows ? fmt::format("a value of {} components", r.rows * r.cols)
+                              : std::string(dtype_name(k_.locals[r.ids[0]].type.dtype))),
+           "return values of one shape everywhere");
+    for (size_t k = 0; k < r.ids.size(); ++k) {
+      Value part = v.is_composite() ? Value{std::move(parts[k])} : std::move(v);
       out.push_back(ir::make_assign(
-          r, convert_for_local(std::move(lowered[i]), k_.locals[r], values[i]->loc), s.loc));
+          r.ids[k], convert_for_local(std::move(part), k_.locals[r.ids[k]], values[i]->loc),
+          s.loc));
     }
   }
   ++frame.returns;

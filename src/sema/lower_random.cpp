@@ -1,7 +1,8 @@
 // tack.random: a counter-based generator with explicit state, written with the integer operators
 // so that every backend produces the same bits. The state is a u64: seed() mixes (index, stream)
 // with SplitMix64's finalizer; uniform() steps it as PCG32 (a 64-bit LCG with the XSH-RR output
-// permutation) and turns the top 24 bits of the output into an f32 in [0, 1).
+// permutation) and turns the top 24 bits of the output into an f32 in [0, 1); normal() and
+// direction3() are built from two such uniforms.
 #include <fmt/format.h>
 
 #include <numbers>
@@ -131,9 +132,37 @@ std::vector<Value> Lowerer::random(const std::string& name, const ast::Expr& e) 
     r.push_back({get(s2)});
     return r;
   }
+  if (name == "direction3") {
+    // A direction uniform on the unit sphere (Archimedes): z uniform in (-1, 1], the angle around
+    // the z axis uniform in [0, 2 pi).
+    nargs(1, "write d, s = tack.random.direction3(s)");
+    int s = state_arg(), s1 = -1, s2 = -1;
+    int b1 = step(s, s1);
+    int b2 = step(s1, s2);
+    Type f = Type::scalar(DType::F32);
+    auto call1 = [&](ir::Builtin b, ir::ExprPtr x) {
+      std::vector<ir::ExprPtr> a;
+      a.push_back(std::move(x));
+      return ir::make_call(b, f, std::move(a), loc);
+    };
+    int z = keep(bin(Op::Sub, ir::make_float(f, 1.0, loc),
+                     bin(Op::Mul, ir::make_float(f, 2.0, loc), to_unit(b1), loc), loc));
+    int radius = keep(call1(ir::Builtin::Sqrt, bin(Op::Max, ir::make_float(f, 0.0, loc),
+                                                   bin(Op::Sub, ir::make_float(f, 1.0, loc),
+                                                       bin(Op::Mul, get(z), get(z), loc), loc),
+                                                   loc)));
+    int angle = keep(bin(Op::Mul, ir::make_float(f, 2 * std::numbers::pi, loc), to_unit(b2), loc));
+    std::vector<ir::ExprPtr> comps;
+    comps.push_back(bin(Op::Mul, get(radius), call1(ir::Builtin::Cos, get(angle)), loc));
+    comps.push_back(bin(Op::Mul, get(radius), call1(ir::Builtin::Sin, get(angle)), loc));
+    comps.push_back(get(z));
+    std::vector<Value> r;
+    r.push_back(Value::composite(std::move(comps), 3, 1));
+    r.push_back({get(s2)});
+    return r;
+  }
   fail(loc, fmt::format("tack.random has no '{}'", name),
-       name == "direction3" ? "random directions come with vectors, in a later release"
-                            : "use tack.random.seed, uniform or normal");
+       "use tack.random.seed, uniform, normal or direction3");
 }
 
 }  // namespace tack::sema

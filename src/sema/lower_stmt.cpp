@@ -1,6 +1,7 @@
 // Lowering statements and the kernel's structure: the prelude, the one parallel loop, the result.
 #include <fmt/format.h>
 #include <array>
+#include <cctype>
 #include <functional>
 #include <set>
 
@@ -55,9 +56,21 @@ void Lowerer::print(const ast::Expr& call, ir::Block& out) {
       text += a.string_value;
       continue;
     }
-    node->labels.push_back(std::move(text));
+    Value v = expr(a);
+    if (!v.is_composite()) {
+      node->labels.push_back(std::move(text));
+      text.clear();
+      node->indices.push_back(materialize(std::move(v)));
+      continue;
+    }
+    // A vector prints as (x, y, z); a matrix column by column.
+    for (size_t k = 0; k < v.comps.size(); ++k) {
+      node->labels.push_back(fmt::format("{}{}", text, k == 0 ? "(" : ", "));
+      text.clear();
+      node->indices.push_back(std::move(v.comps[k]));
+    }
     text.clear();
-    node->indices.push_back(materialize(expr(a)));
+    text.push_back(')');
   }
   node->labels.push_back(text + end);
   out.push_back(std::move(node));
@@ -75,7 +88,7 @@ bool Lowerer::declare_local_array(const ast::Stmt& s, ir::Block& out) {
   const ast::Expr& target = *s.targets[0];
   if (target.kind != ast::Expr::Kind::Name)
     fail(target.loc, "a local array is bound to a name", usage);
-  if (locals_.count(target.name) || params_.count(target.name))
+  if (is_local(target.name) || params_.count(target.name))
     fail(target.loc,
          fmt::format("'{}' is already bound; a local array needs a name of its own", target.name),
          "choose another name");
@@ -131,7 +144,7 @@ void Lowerer::zero_local_array(int array, SourceLoc loc, ir::Block& out) {
 
 const ast::FunctionDef* Lowerer::called_func(const ast::Expr& e) const {
   if (e.kind != ast::Expr::Kind::Call || e.operand->kind != ast::Expr::Kind::Name ||
-      locals_.count(e.operand->name) || params_.count(e.operand->name))
+      is_local(e.operand->name) || params_.count(e.operand->name))
     return nullptr;
   lang::Symbol s = module_.lookup(e.operand->name);
   if (s.kind != lang::Symbol::Kind::Function ||
@@ -364,7 +377,7 @@ void Lowerer::parallel_loop(const ast::Stmt& s) {
     }
     if (targets[d]->kind != ast::Expr::Kind::Name)
       fail(targets[d]->loc, "a loop variable must be a name", "write for i in range(n):");
-    if (locals_.count(targets[d]->name) || params_.count(targets[d]->name))
+    if (is_local(targets[d]->name) || params_.count(targets[d]->name))
       fail(targets[d]->loc,
            fmt::format("the loop variable '{}' is already bound", targets[d]->name),
            "choose a fresh name for the loop variable");
@@ -374,7 +387,27 @@ void Lowerer::parallel_loop(const ast::Stmt& s) {
   // Local arrays declared before the loop are fresh (zero) in every iteration, as each iteration
   // is a thread of its own.
   for (int a : prelude_local_arrays_) zero_local_array(a, s.loc, k_.body);
-  block(s.body, k_.body);
+  // `continue` directly in the parallel loop ends the iteration: the body goes into a one-pass
+  // `while True: ...; break` and such a continue becomes its break.
+  std::function<bool(const ast::Block&)> continues = [&](const ast::Block& b) {
+    for (const auto& x : b)
+      if (x->kind == K::Continue ||
+          (x->kind == K::If && (continues(x->body) || continues(x->orelse))))
+        return true;
+    return false;
+  };
+  if (!continues(s.body)) {
+    block(s.body, k_.body);
+  } else {
+    auto wrapper = std::make_unique<ir::Stmt>(ir::Stmt::Kind::While, s.loc);
+    wrapper->cond = ir::make_bool(true, s.loc);
+    iteration_depth_ = ++loop_depth_;
+    block(s.body, wrapper->body);
+    wrapper->body.push_back(std::make_unique<ir::Stmt>(ir::Stmt::Kind::Break, s.loc));
+    --loop_depth_;
+    iteration_depth_ = -1;
+    k_.body.push_back(std::move(wrapper));
+  }
   if (!s.orelse.empty()) fail(s.loc, "for ... else is not supported", "remove the else block");
 }
 
@@ -384,20 +417,34 @@ void Lowerer::block(const ast::Block& b, ir::Block& out) {
 
 void Lowerer::assign(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out) {
   using EK = ast::Expr::Kind;
+  bool component_target = (target.kind == EK::Subscript || target.kind == EK::Attribute) &&
+                          target.operand->kind == EK::Name &&
+                          composites_.count(target.operand->name);
+  if (component_target) return assign_component(target, std::move(v), loc, out);
   if (target.kind == EK::Subscript) return store(target, std::move(v), loc, out);
   if (target.kind != EK::Name)
-    fail(target.loc, "only names and array elements can be assigned",
-         "write x = ... or a[i] = ...");
+    fail(target.loc, "only names, array elements and vector components can be assigned",
+         "write x = ..., a[i] = ... or v.x = ...");
   const std::string& name = target.name;
-  if (params_.count(name) && !locals_.count(name) && k_.params[params_[name]].is_local_array())
+  if (params_.count(name) && !is_local(name) && k_.params[params_[name]].is_local_array())
     fail(target.loc, fmt::format("'{}' is a local array and cannot be rebound", name),
          fmt::format("assign its elements: {}[k] = v", name));
-  if (params_.count(name) && !locals_.count(name))
+  if (params_.count(name) && !is_local(name))
     fail(target.loc, fmt::format("cannot assign to the argument '{}'", name),
          fmt::format("assign to a new local instead, e.g. {}_local = ...", name));
-  if (module_.lookup(name).kind == lang::Symbol::Kind::Constant && !locals_.count(name))
+  if (module_.lookup(name).kind == lang::Symbol::Kind::Constant && !is_local(name))
     fail(target.loc, fmt::format("cannot assign to the constant '{}'", name),
          "use a new local name");
+  if (composites_.count(name) && !v.is_composite())
+    fail(target.loc,
+         fmt::format("cannot assign {} to '{}', which holds {}", v.type_name(), name,
+                     composite_local(name, loc).type_name()),
+         "assign a component (v.x = ...) or use a new name");
+  if (v.is_composite()) {
+    if (locals_.count(name))  // fails: a scalar local cannot take a vector
+      (void)convert_for_local(std::move(v), k_.locals[locals_[name]], target.loc);
+    return assign_composite(target, std::move(v), loc, out);
+  }
   auto it = locals_.find(name);
   if (it == locals_.end()) {
     ir::ExprPtr e = materialize(std::move(v));
@@ -426,6 +473,13 @@ void Lowerer::store(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& 
   if (phase_ != Phase::Loop)
     fail(target.loc, "stores are only allowed inside the parallel loop",
          "move the store into the loop body");
+  if (is_vector_access(a, target)) {
+    std::vector<ir::ExprPtr> idx;
+    // The vector is computed before the index expressions are, as for any store.
+    v = reusable(std::move(v), loc);
+    (void)vector_load(a, target, &idx, &out);
+    return vector_store(a, std::move(idx), std::move(v), target.loc, out);
+  }
   ir::Param& p = k_.params[a];
   auto idx = array_indices(a, target);
   ir::ExprPtr value = convert_for_store(std::move(v), p.type.dtype, p.name, loc);
@@ -448,6 +502,7 @@ void Lowerer::for_loop(const ast::Stmt& s, ir::Block& out) {
   Value step = it.args.size() == 3 ? expr(*it.args[2]) : weak_int(1, it.loc);
   if (step.weak == Weak::Int && step.e->int_bits == 0)
     fail(it.args[2]->loc, "range() step must not be zero", "use a positive or negative step");
+  for (Value* v : {&start, &stop, &step}) require_scalar(*v, it.loc, "range()");
   for (Value* v : {&start, &stop, &step})
     if (v->weak == Weak::Float || (!v->is_weak() && !v->e->type.is_int() && !v->e->type.is_bool()))
       fail(it.loc, "range() takes integers", "convert the bounds with int(...)");
@@ -515,7 +570,8 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
         return print(*s.value, out);
       if (s.value->kind == ast::Expr::Kind::Call) {
         Value v = call(*s.value);
-        if (v.e->op == Op::Atomic) {  // for its effect; the old value it returns is dropped
+        if (!v.is_composite() &&
+            v.e->op == Op::Atomic) {  // for its effect; the old value it returns is dropped
           temp(std::move(v.e), s.loc, out);
           return;
         }
@@ -561,8 +617,16 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
             values.push_back(std::move(x));
             continue;
           }
-          int t = temp(std::move(x.e), v->loc, out);
-          values.push_back({ir::make_local(t, k_.locals[t].type, v->loc)});
+          // Into temporaries, so that a, b = b, a reads both before assigning either.
+          auto keep = [&](ir::ExprPtr& e) {
+            int t = temp(std::move(e), v->loc, out);
+            e = ir::make_local(t, k_.locals[t].type, v->loc);
+          };
+          if (x.is_composite())
+            for (auto& c : x.comps) keep(c);
+          else
+            keep(x.e);
+          values.push_back(std::move(x));
         }
         for (size_t i = 0; i < values.size(); ++i)
           assign(*lhs.args[i], std::move(values[i]), s.loc, out);
@@ -571,18 +635,21 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       Value v = expr(*s.value);
       if (s.targets.size() == 1) return assign(*s.targets[0], std::move(v), s.loc, out);
       // a = b = v: v once, then each target.
-      if (!v.is_weak()) {
-        int t = temp(std::move(v.e), s.loc, out);
-        v = {ir::make_local(t, k_.locals[t].type, s.loc)};
-      }
-      for (const auto& target : s.targets) {
-        Value copy{v.e->clone(), v.weak};
-        assign(*target, std::move(copy), s.loc, out);
-      }
+      v = reusable(std::move(v), s.loc);
+      for (const auto& target : s.targets) assign(*target, v.copy(), s.loc, out);
       return;
     }
     case K::AugAssign: {
       const ast::Expr& target = *s.targets[0];
+      bool component_target = (target.kind == ast::Expr::Kind::Subscript ||
+                               target.kind == ast::Expr::Kind::Attribute) &&
+                              target.operand->kind == ast::Expr::Kind::Name &&
+                              composites_.count(target.operand->name);
+      if (component_target) {
+        // v.x += 1, v[k] *= 2 (a dynamic index is read and written with the same value).
+        Value v = binary(s.aug_op, expr(target), expr(*s.value), s.loc);
+        return assign_component(target, std::move(v), s.loc, out);
+      }
       if (target.kind == ast::Expr::Kind::Subscript) {
         // x[i] += v evaluates i once.
         int a = array_param(*target.operand);
@@ -590,6 +657,12 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
         if (phase_ != Phase::Loop)
           fail(target.loc, "stores are only allowed inside the parallel loop",
                "move the store into the loop body");
+        if (is_vector_access(a, target)) {
+          std::vector<ir::ExprPtr> idx;
+          Value old = vector_load(a, target, &idx, &out);
+          Value v = binary(s.aug_op, std::move(old), expr(*s.value), s.loc);
+          return vector_store(a, std::move(idx), std::move(v), target.loc, out);
+        }
         auto idx = array_indices(a, target);
         std::vector<int> temps;
         for (auto& i : idx) temps.push_back(temp(std::move(i), target.loc, out));
@@ -608,7 +681,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       }
       if (target.kind != ast::Expr::Kind::Name)
         fail(target.loc, "only names and array elements can be assigned");
-      if (!locals_.count(target.name)) {
+      if (!is_local(target.name)) {
         if (params_.count(target.name))
           fail(target.loc, fmt::format("cannot assign to the argument '{}'", target.name),
                fmt::format("copy it to a local first: {0}_local = {0}", target.name));
@@ -652,13 +725,21 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       return for_loop(s, out);
     case K::Break:
     case K::Continue:
-      if (loop_depth_ == 0 ||
-          (!inline_stack_.empty() && loop_depth_ == inline_stack_.back().body_depth))
+      if (loop_depth_ == iteration_depth_ && inline_stack_.empty()) {
+        if (s.kind == K::Break)
+          fail(s.loc, "`break` directly in the parallel loop would end other threads' work",
+               "use `continue` to end this iteration, or break out of an inner loop");
+        out.push_back(std::make_unique<ir::Stmt>(ir::Stmt::Kind::Break, s.loc));
+        return;
+      }
+      if (!inline_stack_.empty() && loop_depth_ == inline_stack_.back().body_depth)
         fail(s.loc,
-             fmt::format("'{}' outside a loop inside the parallel loop",
+             fmt::format("'{}' outside a loop in a device function",
                          s.kind == K::Break ? "break" : "continue"),
-             "an iteration of the parallel loop ends with `continue` only inside an inner loop; "
-             "use if/else to skip the rest of an iteration");
+             "leave the function with `return`");
+      if (loop_depth_ == 0)
+        fail(s.loc, "`break` directly in the parallel loop would end other threads' work",
+             "use `continue` to end this iteration, or break out of an inner loop");
       out.push_back(std::make_unique<ir::Stmt>(
           s.kind == K::Break ? ir::Stmt::Kind::Break : ir::Stmt::Kind::Continue, s.loc));
       return;
@@ -691,7 +772,17 @@ std::vector<ArgType> parse_arg_types(const std::string& text) {
     } else {
       int rank = 1;
       for (size_t i = b; i < item.size(); ++i) rank += item[i] == ',';
-      out.push_back(ArgType::array(*dt, rank));
+      // A digit before the closing bracket gives the last extent of an array of vectors.
+      size_t close = item.find(']', b);
+      int lanes = close != std::string::npos && close > b + 1 && std::isdigit(item[close - 1])
+                      ? item[close - 1] - '0'
+                      : 0;
+      if (lanes && (rank < 2 || lanes < 2 || lanes > 4))
+        throw TypeError(
+            fmt::format("'{}': only the last of two or more dimensions may be given, "
+                        "as 2, 3 or 4: write f32[,3]",
+                        item));
+      out.push_back(ArgType::array(*dt, rank, lanes));
     }
     pos = end;
     if (pos < text.size() && text[pos] == ',') ++pos;
@@ -707,6 +798,7 @@ std::string to_string(std::span<const ArgType> args) {
     if (a.kind == ArgType::Kind::Array) {
       s += '[';
       s.append(a.rank - 1, ',');
+      if (a.lanes) s += std::to_string(a.lanes);
       s += ']';
     }
   }

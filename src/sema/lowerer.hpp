@@ -19,13 +19,49 @@ namespace tack::sema {
 // A lowered expression. Literals (and constants declared without a dtype) stay weak, as in NumPy's
 // NEP 50: they take the type of what they meet. A weak value is a Const of type i64/u64 (integers,
 // exact) or f64 (floats) until it is materialized.
+//
+// Vectors and matrices exist only here: a composite value is a list of scalar expressions, one per
+// component (a matrix's column by column), and every operation on it becomes scalar operations.
+// The IR and the generators never see a vector, so every backend computes each component with
+// the scalar rules, in the same order.
 struct Value {
   enum class Weak : uint8_t { No, Int, Float };
-  ir::ExprPtr e;
+  ir::ExprPtr e;  // a scalar; null for a composite
   Weak weak = Weak::No;
+  std::vector<ir::ExprPtr> comps;  // a composite's components, all of one dtype
+  int rows = 0;                    // a vector's width, or a matrix's rows (0 for a scalar)
+  int cols = 0;                    // 1 for a vector, the column count for a matrix
 
+  Value() = default;
+  Value(ir::ExprPtr scalar, Weak w = Weak::No) : e(std::move(scalar)), weak(w) {}  // NOLINT
+  static Value composite(std::vector<ir::ExprPtr> comps, int rows, int cols) {
+    Value v;
+    v.comps = std::move(comps);
+    v.rows = rows;
+    v.cols = cols;
+    return v;
+  }
   bool is_weak() const { return weak != Weak::No; }
-  DType dtype() const { return e->type.dtype; }
+  bool is_composite() const { return rows > 0; }
+  bool is_matrix() const { return cols > 1; }
+  DType dtype() const { return is_composite() ? comps[0]->type.dtype : e->type.dtype; }
+  Value copy() const;
+  // "vec3", "dmat2", "a vector of 3 i64", "bool mask of 2"
+  std::string type_name() const;
+};
+
+// A list of values (an initializer list would copy them, and values only move).
+template <typename... V>
+std::vector<Value> values(V&&... v) {
+  std::vector<Value> out;
+  (out.push_back(std::forward<V>(v)), ...);
+  return out;
+}
+
+// A local vector or matrix: one scalar local per component.
+struct CompositeLocal {
+  std::vector<int> ids;
+  int rows = 0, cols = 0;
 };
 
 // Where statements are being lowered, for the contract's checks.
@@ -46,6 +82,7 @@ class Lowerer {
   ir::ExprPtr truth(Value v, SourceLoc loc);        // Python truthiness, as bool
   ir::ExprPtr index_value(Value v, SourceLoc loc);  // an array index, as i64
   Value binary(ast::BinOp op, Value a, Value b, SourceLoc loc);
+  Value unary(ast::UnaryOp op, Value a, SourceLoc loc);
   Value weak_int(int64_t v, SourceLoc loc);
   Value weak_uint(uint64_t v, SourceLoc loc);
   Value weak_float(double v, SourceLoc loc);
@@ -65,13 +102,52 @@ class Lowerer {
   std::vector<int> prelude_local_arrays_;  // zeroed at the start of every iteration
   std::vector<ir::ExprPtr> array_indices(int array, const ast::Expr& subscript);
 
+  // ---- vectors and matrices (lower_vector.cpp) ----
+  // Whether `name` is bound in the current scope (a scalar or composite local).
+  bool is_local(const std::string& name) const {
+    return locals_.count(name) > 0 || composites_.count(name) > 0;
+  }
+  // Fails, naming what was expected, when `v` is a vector or matrix.
+  void require_scalar(const Value& v, SourceLoc loc, const std::string& where) const;
+  // A composite whose components are locals, constants or parameters, so that they may be read
+  // more than once (components are moved into temporaries when statements can be emitted).
+  Value reusable(Value v, SourceLoc loc);
+  Value composite_local(const std::string& name, SourceLoc loc) const;
+  Value construct(const std::string& type, std::vector<Value> args, SourceLoc loc);
+  // Applies a scalar operation to each component; scalar operands are broadcast.
+  Value componentwise(std::vector<Value> args, SourceLoc loc, const std::string& what,
+                      const std::function<Value(std::vector<Value>)>& scalar_op);
+  Value composite_binary(ast::BinOp op, Value a, Value b, SourceLoc loc);
+  Value matmul(Value a, Value b, SourceLoc loc);
+  Value composite_compare(ir::Op op, Value a, Value b, SourceLoc loc);
+  std::optional<Value> vector_helper(const std::string& name, std::vector<Value>& args,
+                                     SourceLoc loc);
+  // v.x, v.xyz, v[k], m[i, j]: reading and (for names) assigning components.
+  Value swizzle(Value v, const std::string& fields, SourceLoc loc);
+  Value component(Value v, const ast::Expr& subscript);
+  void assign_component(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
+  void assign_composite(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
+  // An array of vectors (last dimension 2, 3 or 4) indexed with one index fewer than its rank.
+  bool is_vector_access(int array, const ast::Expr& subscript) const;
+  Value vector_load(int array, const ast::Expr& subscript, std::vector<ir::ExprPtr>* index_temps,
+                    ir::Block* out);
+  void vector_store(int array, std::vector<ir::ExprPtr> idx, Value v, SourceLoc loc,
+                    ir::Block& out);
+  std::map<std::string, CompositeLocal> composites_;  // name -> component locals
+
   // ---- calls (lower_call.cpp) ----
   Value call(const ast::Expr& e);
+  // The builtins that take values (casts, math, GLSL helpers, vector constructors), applied to
+  // evaluated arguments; composites go through componentwise().
+  bool is_value_builtin(const std::string& name) const;
+  Value apply_builtin(const std::string& name, std::vector<Value> args, SourceLoc loc);
+  Value scalar_builtin(const std::string& name, std::vector<Value> args, SourceLoc loc);
   // The builtin a callee expression names ("sqrt", "f32", "min"...), or "" when it is not one.
   std::string builtin_name(const ast::Expr& callee) const;
   std::optional<DType> dtype_named(const ast::Expr& e) const;
   Value atomic(const std::string& op, const ast::Expr& call);
-  std::optional<Value> glsl_helper(const std::string& name, const ast::Expr& call);
+  std::optional<Value> glsl_helper(const std::string& name, std::vector<Value>& args,
+                                   SourceLoc loc);
   // tack.random: seed(index, stream) gives a state; uniform(s) and normal(s) give a value and the
   // next state (lower_random.cpp).
   std::vector<Value> random(const std::string& name, const ast::Expr& call);
@@ -123,13 +199,16 @@ class Lowerer {
   struct InlineFrame {
     const ast::FunctionDef* def;
     const SourceFile* file;
-    int body_depth;            // loop_depth_ of the function's top level
-    int done = -1;             // bool local: the function has returned
-    std::vector<int> results;  // result locals, created at the first return
-    int returns = 0;           // return statements lowered so far
+    int body_depth;                       // loop_depth_ of the function's top level
+    int done = -1;                        // bool local: the function has returned
+    std::vector<CompositeLocal> results;  // result locals, created at the first return
+                                          // (rows 0: a scalar in ids[0])
+    int returns = 0;                      // return statements lowered so far
   };
   std::vector<InlineFrame> inline_stack_;
   int loop_depth_ = 0;  // sequential loops enclosing the current statement
+  // The loop depth of the parallel loop's body when it is wrapped for a `continue`, else -1.
+  int iteration_depth_ = -1;
   int temps_ = 0;
 };
 

@@ -13,19 +13,30 @@
 
 namespace tack::sema {
 
-// The type of one actual argument: an array (dtype and rank) or a scalar.
+// The type of one actual argument: an array (dtype and rank) or a scalar. An array of rank 2 or
+// more whose last extent is 2, 3 or 4 also carries that extent (`lanes`): such an array may be
+// indexed with one index fewer to read and write vectors, and the extent is then part of the
+// variant, since a vector's width is fixed at compilation.
 struct ArgType {
   enum class Kind : uint8_t { Array, Scalar };
   Kind kind = Kind::Scalar;
   DType dtype = DType::F32;
   int rank = 0;
+  int lanes = 0;
 
-  static ArgType array(DType d, int rank) { return {Kind::Array, d, rank}; }
-  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0}; }
+  static ArgType array(DType d, int rank, int lanes = 0) { return {Kind::Array, d, rank, lanes}; }
+  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0, 0}; }
+  // The lanes of an array with these extents: the last one when it is 2, 3 or 4 (rank >= 2).
+  static int lanes_of(std::span<const int64_t> shape) {
+    if (shape.size() < 2) return 0;
+    int64_t last = shape.back();
+    return last >= 2 && last <= 4 ? static_cast<int>(last) : 0;
+  }
   friend bool operator==(const ArgType&, const ArgType&) = default;
 };
 
-// Parses an argument list such as "f32[],f32[,],i32" (an array of rank 1, of rank 2, a scalar).
+// Parses an argument list such as "f32[],f32[,],i32" (an array of rank 1, of rank 2, a scalar);
+// "f32[,3]" is an array of rank 2 whose last extent is 3 (an array of vec3).
 std::vector<ArgType> parse_arg_types(const std::string& text);
 std::string to_string(std::span<const ArgType> args);
 

@@ -83,7 +83,13 @@ DriverArgs make_args(const std::string& text, bool allocate) {
         if (next == std::string::npos) break;
         pos = next + 1;
       }
-      out.types.push_back(tack::sema::ArgType::array(*dt, rank));
+      // An array whose last extent is 2, 3 or 4 is also an array of vectors (f32[,3] in emit).
+      std::string last =
+          dims.substr(dims.rfind(',') == std::string::npos ? 0 : dims.rfind(',') + 1);
+      int64_t last_extent = allocate ? shape.back() : last.empty() ? 0 : std::stoll(last);
+      int lanes =
+          rank >= 2 ? tack::sema::ArgType::lanes_of(std::vector<int64_t>{1, last_extent}) : 0;
+      out.types.push_back(tack::sema::ArgType::array(*dt, rank, lanes));
       if (allocate) {
         int64_t n = 1;
         for (int64_t d : shape) n *= d;
@@ -190,8 +196,11 @@ int cmd_emit(const std::string& spec, const std::string& backend, const std::str
   DriverArgs d = make_args(args, false);
   // Specialization only needs types: zero-sized arrays of the right rank stand in for data.
   for (size_t i = 0; i < d.types.size(); ++i)
-    if (d.types[i].kind == tack::sema::ArgType::Kind::Array)
-      d.arrays[i] = tack::empty(tack::Shape(d.types[i].rank, 0), d.types[i].dtype);
+    if (d.types[i].kind == tack::sema::ArgType::Kind::Array) {
+      tack::Shape shape(d.types[i].rank, 0);
+      if (d.types[i].lanes) shape.back() = d.types[i].lanes;
+      d.arrays[i] = tack::empty(shape, d.types[i].dtype);
+    }
   auto call = as_call_args(d);
   tack::InspectMode mode = stage == "ir"          ? tack::InspectMode::IR
                            : stage == "optimized" ? tack::InspectMode::Optimized

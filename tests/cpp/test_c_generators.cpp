@@ -161,6 +161,11 @@ std::vector<Variant> variants() {
       {"kernels.py",
        "nbody_step",
        {"f32[,],f32[,],f32[],f32[,],f32[,],f32", "f64[,],f64[,],f64[],f64[,],f64[,],f64"}},
+      // Vectors reach the generators as scalar operations on their components.
+      {"vectors.py", "geometry", {"f32[,3],f32[,3],f32[],f32[,3],f32[],f32[],f32[,3],f32[,3]"}},
+      {"vectors.py", "dynamic_index", {"f32[,3],i32[],f32[],f32[,3]"}},
+      {"vectors.py", "matrix_sizes", {"f32[,,],f32[,,],f32[],f32[],f32[,,]"}},
+      {"vectors.py", "int_vectors", {"i32[,3],i32[,3]"}},
   };
   std::vector<Variant> out;
   for (const Entry& e : entries) {

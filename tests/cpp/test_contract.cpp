@@ -58,7 +58,7 @@ const Case kCases[] = {
      "f32[]", 8, 26, "step must be positive", "iterate upwards"},
     {"break in the parallel loop",
      "@tack.kernel\ndef k(x):\n    for i in range(4):\n        break\n", "f32[]", 9, 9,
-     "'break' outside a loop", "if/else"},
+     "`break` directly in the parallel loop", "use `continue`"},
     {"assign to an argument", "@tack.kernel\ndef k(a, x):\n    for i in range(4):\n        a = 2\n",
      "f32,f32[]", 9, 9, "cannot assign to the argument 'a'", "new local"},
     {"assign to a constant", "@tack.kernel\ndef k(x):\n    for i in range(4):\n        C = 2\n",
@@ -126,8 +126,8 @@ const Case kCases[] = {
      "@tack.kernel\ndef k(a, x):\n    for i in range(a.shape[0]):\n        x[i] = 1\n", "i32,f32[]",
      8, 20, "only array arguments have a shape", "array argument"},
     {"not yet supported construct",
-     "@tack.kernel\ndef k(x):\n    for i in range(4):\n        v = tack.vec3(1.0, 2.0, 3.0)\n",
-     "f32[]", 9, 13, "'vec3' is not supported by this version of Tack", "later release"},
+     "@tack.kernel\ndef k(x):\n    for i in range(4):\n        v = tack.texture3d(x)\n", "f32[]", 9,
+     13, "'texture3d' is not supported by this version of Tack", "later release"},
 };
 
 // Test names and failure messages show the case's name rather than its bytes.

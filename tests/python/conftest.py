@@ -1,5 +1,13 @@
-"""Shared set-up of the Python tests: a kernel cache of their own, and the kernels files that the C++
-tests use too (tests/kernels/*.py, examples/kernels.py) importable as modules."""
+"""Shared set-up of the Python tests: a kernel cache of their own, the kernels files that the C++
+tests use too (tests/kernels/*.py, examples/kernels.py) importable as modules, and the backend
+parameter of the conformance suite.
+
+The conformance suite is every test module that declares `pytestmark =
+pytest.mark.usefixtures("backend")`: each of its tests runs once per backend that is available on
+this machine, with that backend as the default device (arrays made by tack.asarray, tack.empty...
+live there, and kernels run there). A backend joins the suite by being available in
+tack.backend_status(); test_backends.py reports each unavailable one as skipped, with the reason.
+TACK_TEST_BACKENDS=cpu,opencl restricts the list."""
 import os
 import pathlib
 import sys
@@ -16,6 +24,30 @@ if "TACK_CACHE_DIR" not in os.environ:
 for d in KERNEL_DIRS:
     if str(d) not in sys.path:
         sys.path.insert(0, str(d))
+
+
+def conformance_backends():
+    import tack
+
+    wanted = os.environ.get("TACK_TEST_BACKENDS")
+    names = [name for name, available, _ in tack.backend_status() if available]
+    if wanted:
+        names = [n for n in names if n in wanted.split(",")]
+    return names
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", conformance_backends(), indirect=True)
+
+
+@pytest.fixture
+def backend(request):
+    """The backend this test runs on, made the default device for the test's duration."""
+    import tack
+
+    with tack.device(request.param):
+        yield request.param
 
 
 @pytest.fixture

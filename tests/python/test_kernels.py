@@ -11,6 +11,8 @@ import tack
 import arith
 import kernels
 
+pytestmark = pytest.mark.usefixtures("backend")
+
 f32 = np.float32
 
 
@@ -382,3 +384,33 @@ def test_kernel_object_looks_like_its_function():
     assert "vector_add" in repr(kernels.vector_add)
     assert isinstance(kernels.vector_add, tack.Kernel)
     assert math.isclose(float(kernels.SOFTENING2), 1e-4)
+
+
+def test_continue_in_the_parallel_loop_ends_the_iteration(rng):
+    @tack.kernel
+    def skip_negatives(x, out):
+        for i in range(x.shape[0]):
+            if x[i] < 0.0:
+                continue
+            out[i] = x[i] * 2.0
+            for k in range(3):
+                if k == 1:
+                    continue
+                out[i] += 1.0
+
+    x = rng.standard_normal(1000).astype(f32)
+    out = tack.zeros((1000,))
+    skip_negatives(tack.asarray(x), out)
+    bits_equal(out.numpy(), np.where(x < 0, f32(0), x * f32(2) + f32(1) + f32(1)))
+
+
+def test_break_in_the_parallel_loop_is_rejected():
+    @tack.kernel
+    def breaks(x):
+        for i in range(x.shape[0]):
+            if x[i] < 0.0:
+                break
+            x[i] = 1.0
+
+    with pytest.raises(tack.CompileError, match="use `continue`"):
+        breaks(tack.zeros((4,)))
