@@ -23,3 +23,12 @@ def monte_carlo_pi(samples, hits):
             if x * x + y * y < 1.0:
                 count += 1
         hits[i] = count
+
+
+@tack.kernel
+def directions(out):
+    """out is (n, 3): one random unit vector per row."""
+    for i in range(out.shape[0]):
+        s = tack.random.seed(i, 11)
+        d, s = tack.random.direction3(s)
+        out[i] = d

@@ -195,3 +195,20 @@ def test_ray_marcher_with_vectors():
     got = image.numpy()
     bits_equal(got, want)
     assert (got[:, :, 0] > 0.5).any() and (got[:, :, 2] == f32(0.2)).any()  # surfaces and sky
+
+
+def test_random_directions_are_unit_vectors_from_their_definition():
+    n = 4096
+    out = tack.zeros((n, 3))
+    tack_random.directions(out)
+    got = out.numpy()
+    u1, s = uniform(seed(np.arange(n), 11))
+    u2, _ = uniform(s)
+    z = f32(1) - f32(2) * u1
+    bits_equal(np.ascontiguousarray(got[:, 2]), z)  # exact: only integer operations and exact float ones
+    r = np.sqrt(np.maximum(f32(0), f32(1) - z * z))
+    phi = f32(2 * np.pi) * u2
+    np.testing.assert_allclose(got[:, 0], r * np.cos(phi), atol=2e-6)
+    np.testing.assert_allclose(got[:, 1], r * np.sin(phi), atol=2e-6)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1, atol=1e-5)
+    assert abs(got.mean(axis=0)).max() < 0.05  # no preferred direction
