@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tack/array.hpp"
+#include "tack/texture.hpp"
 
 namespace tack {
 
@@ -18,13 +19,16 @@ struct ModuleState;
 struct KernelState;
 }  // namespace detail
 
-// One argument of a kernel call: an array or a scalar. A C++ integer is i32 if it fits, else
-// i64, else u64; a float is f32, or f64 when any array argument is f64; a bool is a bool.
+// One argument of a kernel call: an array, a texture (passed as its texel array, marked) or a
+// scalar. A C++ integer is i32 if it fits, else i64, else u64; a float is f32, or f64 when any
+// array argument is f64; a bool is a bool.
 class Arg {
  public:
   enum class Kind : uint8_t { Array, Int, UInt, Float, Bool };
   Arg(const Array& a) : kind_(Kind::Array), array_(&a) {}
   Arg(Array& a) : kind_(Kind::Array), array_(&a) {}
+  Arg(const Texture& t) : kind_(Kind::Array), array_(&t.data()), texture_(true) {}
+  Arg(Texture& t) : kind_(Kind::Array), array_(&t.data()), texture_(true) {}
   Arg(bool b) : kind_(Kind::Bool), i_(b) {}
   template <typename T>
   requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Arg(T v) {
@@ -42,6 +46,7 @@ class Arg {
   Arg(double v) : kind_(Kind::Float), f_(v) {}
 
   Kind kind() const { return kind_; }
+  bool is_texture() const { return texture_; }
   const Array& array() const { return *array_; }
   int64_t int_value() const { return i_; }
   uint64_t uint_value() const { return u_; }
@@ -50,6 +55,7 @@ class Arg {
  private:
   Kind kind_ = Kind::Int;
   const Array* array_ = nullptr;
+  bool texture_ = false;
   int64_t i_ = 0;
   uint64_t u_ = 0;
   double f_ = 0;

@@ -3,8 +3,9 @@
 
 #include "tack/array.hpp"
 #include "tack/device.hpp"
+#include "tack/dlpack.hpp"
 #include "tack/dtype.hpp"
 #include "tack/error.hpp"
 #include "tack/kernel.hpp"
 #include "tack/runtime.hpp"
-#include "tack/dlpack.hpp"
+#include "tack/texture.hpp"

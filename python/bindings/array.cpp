@@ -12,6 +12,7 @@
 namespace tack::python {
 
 PyTypeObject* g_array_type = nullptr;
+PyTypeObject* g_texture_type = nullptr;
 
 namespace {
 
@@ -88,8 +89,8 @@ nb::object export_view(const Array& a, bool numpy) {
     return nb::ndarray<nb::numpy, nb::ro>(a.data(), shape.size(), shape.data(), owner, nullptr,
                                           dlpack_dtype(a.dtype()), dev_type, dev_id)
         .cast();
-  return nb::ndarray<nb::array_api, nb::ro>(a.data(), shape.size(), shape.data(), owner,
-                                            nullptr, dlpack_dtype(a.dtype()), dev_type, dev_id)
+  return nb::ndarray<nb::array_api, nb::ro>(a.data(), shape.size(), shape.data(), owner, nullptr,
+                                            dlpack_dtype(a.dtype()), dev_type, dev_id)
       .cast();
 }
 
@@ -301,10 +302,8 @@ void copy_host_into(Array& dst, nb::handle src) {
     try {
       arr = np.attr("broadcast_to")(arr, shape);
     } catch (const nb::python_error&) {
-      throw TypeError("copyto: source of shape " +
-                      py_str(arr.attr("shape")) +
-                      " does not match the destination's shape " +
-                      py_str(shape));
+      throw TypeError("copyto: source of shape " + py_str(arr.attr("shape")) +
+                      " does not match the destination's shape " + py_str(shape));
     }
   }
   arr = np.attr("ascontiguousarray")(arr, np_dtype);
@@ -315,10 +314,9 @@ void copy_host_into(Array& dst, nb::handle src) {
 
 Array make_from_host(nb::handle obj, nb::handle dtype, nb::handle device_h) {
   nb::module_ np = nb::module_::import_("numpy");
-  nb::object arr = dtype.is_none()
-                       ? np.attr("ascontiguousarray")(obj)
-                       : np.attr("ascontiguousarray")(obj, np.attr("dtype")(
-                                                               numpy_name(to_dtype(dtype))));
+  nb::object arr = dtype.is_none() ? np.attr("ascontiguousarray")(obj)
+                                   : np.attr("ascontiguousarray")(
+                                         obj, np.attr("dtype")(numpy_name(to_dtype(dtype))));
   DType t = to_dtype(arr.attr("dtype"));
   auto nd = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(arr);
   Shape shape(nd.shape_ptr(), nd.shape_ptr() + nd.ndim());
@@ -382,9 +380,8 @@ std::optional<Array> wrap_foreign(nb::handle obj, bool allow_copy) {
           "a non-contiguous array cannot be used without a copy: pass np.ascontiguousarray(a) "
           "or a tack array");
     Array out = empty(shape, *t, &cpu);
-    gather(static_cast<unsigned char*>(out.data()),
-           static_cast<const unsigned char*>(nd.data()), nd.ndim(), nd.shape_ptr(),
-           nd.stride_ptr(), static_cast<size_t>(dtype_size(*t)));
+    gather(static_cast<unsigned char*>(out.data()), static_cast<const unsigned char*>(nd.data()),
+           nd.ndim(), nd.shape_ptr(), nd.stride_ptr(), static_cast<size_t>(dtype_size(*t)));
     return out;
   }
   // The ndarray holds the producer; the array holds the ndarray until its last view is gone.
@@ -397,9 +394,31 @@ std::optional<Array> wrap_foreign(nb::handle obj, bool allow_copy) {
   return array_from_ptr(nd.data(), shape, *t, &cpu, writable, std::move(owner));
 }
 
+void bind_texture(nb::module_& m) {
+  nb::class_<Texture> cls(m, "Texture",
+                          "A sampled f32 texture (a snapshot of an array); tack.texture2d and "
+                          "tack.texture3d make one.");
+  g_texture_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  cls.def(
+         "__init__",
+         [](Texture* t, const Array& source, nb::handle shape) {
+           Shape s = to_shape(shape);
+           if (s.size() == 2)
+             new (t) Texture(texture2d(source, {s[0], s[1]}));
+           else if (s.size() == 3)
+             new (t) Texture(texture3d(source, {s[0], s[1], s[2]}));
+           else
+             throw ValueError("a texture's shape is (width, height) or (width, height, depth)");
+         },
+         nb::arg("source"), nb::arg("shape"))
+      .def_prop_ro("dims", &Texture::dims)
+      .def_prop_ro("data", [](const Texture& t) { return t.data(); })
+      .def("update", &Texture::update, nb::call_guard<nb::gil_scoped_release>());
+}
+
 void bind_array(nb::module_& m) {
-  nb::class_<Array> cls(m, "Array",
-                        "An n-dimensional, row-major, contiguous array on one device.");
+  bind_texture(m);
+  nb::class_<Array> cls(m, "Array", "An n-dimensional, row-major, contiguous array on one device.");
   g_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   cls.def_prop_ro("shape", [](const Array& a) { return shape_tuple(a.shape()); })
       .def_prop_ro("dtype", [](const Array& a) { return dtype_object(a.dtype()); })
@@ -409,8 +428,9 @@ void bind_array(nb::module_& m) {
       .def_prop_ro("itemsize", [](const Array& a) { return dtype_size(a.dtype()); })
       .def_prop_ro("device", &Array::device)
       .def_prop_ro("writable", &Array::writable)
-      .def_prop_ro("ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); },
-                   "The address of the first element, in the device's memory space.")
+      .def_prop_ro(
+          "ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); },
+          "The address of the first element, in the device's memory space.")
       .def("numpy", &to_numpy, "A copy on the host, as a NumPy array.")
       .def("fill",
            [](Array& a, nb::handle v) {
@@ -468,8 +488,8 @@ void bind_array(nb::module_& m) {
       .def(
           "__array__",
           [](const Array& a, nb::handle dtype, nb::handle copy) {
-            nb::object out = (!copy.is_none() && nb::cast<bool>(copy)) ? to_numpy(a)
-                                                                         : export_view(a, true);
+            nb::object out =
+                (!copy.is_none() && nb::cast<bool>(copy)) ? to_numpy(a) : export_view(a, true);
             if (!dtype.is_none()) out = out.attr("astype")(dtype, nb::arg("copy") = false);
             return out;
           },
@@ -481,8 +501,7 @@ void bind_array(nb::module_& m) {
             (void)stream;  // host memory: nothing to order against a stream
             if (!dl_device.is_none()) {
               auto want = nb::cast<std::pair<int, int>>(dl_device);
-              if (want.first != dlpack_device_type(a.device()) ||
-                  want.second != a.device().index())
+              if (want.first != dlpack_device_type(a.device()) || want.second != a.device().index())
                 throw nb::buffer_error("__dlpack__: copying to another device is not supported");
             }
             bool make_copy = !copy.is_none() && nb::cast<bool>(copy);
@@ -567,8 +586,8 @@ void bind_array(nb::module_& m) {
       s.read(nd.data(), nd.nbytes());
       return;
     }
-    nb::module_::import_("numpy").attr("copyto")(dst, to_numpy(s), nb::arg("casting") =
-                                                                        "same_kind");
+    nb::module_::import_("numpy").attr("copyto")(dst, to_numpy(s),
+                                                 nb::arg("casting") = "same_kind");
   });
 
   // ---- interop ----
@@ -583,9 +602,9 @@ void bind_array(nb::module_& m) {
         bool allow_copy = copy.is_none() || nb::cast<bool>(copy);
         auto a = wrap_foreign(obj, allow_copy);
         if (!a)
-          throw TypeError("from_dlpack: " + nb::cast<std::string>(nb::repr(nb::type_name(
-                                                obj.type()))) +
-                          " supports neither DLPack (__dlpack__) nor the buffer protocol");
+          throw TypeError(
+              "from_dlpack: " + nb::cast<std::string>(nb::repr(nb::type_name(obj.type()))) +
+              " supports neither DLPack (__dlpack__) nor the buffer protocol");
         if (!copy.is_none() && nb::cast<bool>(copy)) return nb::cast(a->copy());
         return nb::cast(std::move(*a));
       },

@@ -42,6 +42,7 @@ nb::object element_to_python(DType t, const void* raw);
 std::optional<Array> wrap_foreign(nb::handle obj, bool allow_copy);
 
 extern PyTypeObject* g_array_type;
+extern PyTypeObject* g_texture_type;
 
 void bind_module(nb::module_& m);
 void bind_array(nb::module_& m);

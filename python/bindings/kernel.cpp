@@ -147,6 +147,10 @@ void convert(const KernelObject& k, size_t i, PyObject* o, ArgList& list) {
     new (slot) Arg(static_cast<const Array&>(*nb::inst_ptr<Array>(o)));
     return;
   }
+  if (PyType_IsSubtype(tp, g_texture_type)) {
+    new (slot) Arg(static_cast<const Texture&>(*nb::inst_ptr<Texture>(o)));
+    return;
+  }
   if (PyBool_Check(o)) {
     new (slot) Arg(o == Py_True);
     return;

@@ -302,8 +302,9 @@ void bind_module(nb::module_& m) {
     g_dtype_objects[i] = o.release().ptr();  // immortal: referenced for the process's lifetime
     m.attr(attr_name(kAllDTypes[i])) = nb::handle(g_dtype_objects[i]);
   }
-  m.def("dtype", [](nb::handle h) { return dtype_object(to_dtype(h)); },
-        "The tack dtype for a tack dtype, a NumPy dtype or type, or a string.");
+  m.def(
+      "dtype", [](nb::handle h) { return dtype_object(to_dtype(h)); },
+      "The tack dtype for a tack dtype, a NumPy dtype or type, or a string.");
 
   // ---- backends and devices ----
   nb::class_<BackendInfo>(m, "Backend",
@@ -331,8 +332,8 @@ void bind_module(nb::module_& m) {
       .def_prop_ro("type", [](const Device& d) { return d.type(); })
       .def_prop_ro("index", &Device::index)
       .def_prop_ro("name", &Device::name)
-      .def_prop_ro("backend", [](const Device& d) { return &d.backend(); },
-                   nb::rv_policy::reference)
+      .def_prop_ro(
+          "backend", [](const Device& d) { return &d.backend(); }, nb::rv_policy::reference)
       .def("__str__", &Device::name)
       .def("__repr__", [](const Device& d) { return "tack.device('" + d.name() + "')"; })
       .def("__eq__",

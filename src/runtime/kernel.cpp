@@ -97,8 +97,9 @@ CallTypes classify(std::span<const Arg> args) {
     sema::ArgType t;
     switch (a.kind()) {
       case Arg::Kind::Array:
-        t = sema::ArgType::array(a.array().dtype(), a.array().ndim(),
-                                 sema::ArgType::lanes_of(a.array().shape()));
+        t = a.is_texture() ? sema::ArgType::texture_of(a.array().ndim())
+                           : sema::ArgType::array(a.array().dtype(), a.array().ndim(),
+                                                  sema::ArgType::lanes_of(a.array().shape()));
         break;
       case Arg::Kind::Bool:
         t = sema::ArgType::scalar(DType::Bool);
@@ -119,7 +120,7 @@ CallTypes classify(std::span<const Arg> args) {
     c.key.push_back(static_cast<char>(t.kind));
     c.key.push_back(static_cast<char>(t.dtype));
     c.key.push_back(static_cast<char>(t.rank));
-    c.key.push_back(static_cast<char>(t.lanes));
+    c.key.push_back(static_cast<char>(t.texture ? 't' : t.lanes));
   }
   return c;
 }

@@ -27,13 +27,6 @@ const std::map<std::string, Builtin>& float_builtins() {
   return m;
 }
 
-// Names of the language that this version of Tack does not compile yet, so that using one gives
-// an honest error rather than "not defined".
-const std::set<std::string>& later_names() {
-  static const std::set<std::string> s = {"texture2d", "texture3d"};
-  return s;
-}
-
 }  // namespace
 
 std::optional<DType> Lowerer::dtype_named(const ast::Expr& e) const {
@@ -98,6 +91,9 @@ Value Lowerer::call(const ast::Expr& e) {
       return std::move(results[0]);
     }
   }
+  if (name.empty() && e.operand->kind == ast::Expr::Kind::Attribute &&
+      e.operand->name == "sample" && is_texture(array_param(*e.operand->operand)))
+    return texture_sample(array_param(*e.operand->operand), e);
   if (name.empty() && e.operand->kind == ast::Expr::Kind::Attribute)
     (void)expr(*e.operand);  // reports what is wrong with the attribute (numpy.sin, x.foo...)
   if (name.empty())
@@ -110,6 +106,7 @@ Value Lowerer::call(const ast::Expr& e) {
     if (e.args.size() != 1) fail(loc, "len() takes one argument", "write len(x) for an array x");
     int a = array_param(*e.args[0]);
     if (a < 0) fail(e.args[0]->loc, "len() takes an array argument", "write len(x) for an array x");
+    reject_texture(a, e.args[0]->loc);
     return {array_extent(a, 0, loc)};
   }
   if (is_value_builtin(name)) {
@@ -131,10 +128,10 @@ Value Lowerer::call(const ast::Expr& e) {
   if (name == "constant")
     fail(loc, "tack.constant is declared at module level, not inside a kernel",
          "write NAME = tack.constant(value) at the top of the file");
-  if (later_names().count(name))
-    fail(loc, fmt::format("'{}' is not supported by this version of Tack", name),
-         "it is part of the language and will come in a later release; write the computation "
-         "with scalars for now");
+  if (name == "texture2d" || name == "texture3d")
+    fail(loc, fmt::format("tack.{}() makes a texture on the host, not in a kernel", name),
+         "make it before the call and pass it as an argument: tex = tack.texture3d(a, shape=(w, "
+         "h, d)), then tex.sample(u, v, w) in the kernel");
   fail(loc, fmt::format("'{}' is not a function a kernel can call", name),
        "kernels call math builtins (sqrt, sin, exp, ...), dtypes as casts (tack.f32(x)), len, "
        "abs, min, max, pow");
@@ -369,6 +366,7 @@ Value Lowerer::atomic(const std::string& op_name, const ast::Expr& e) {
   if (a < 0)
     fail(e.args[0]->loc, fmt::format("the first argument of {}() must be an array argument", name),
          "pass the array the kernel was given");
+  reject_texture(a, e.args[0]->loc);
   if (phase_ != Phase::Loop)
     fail(e.loc, "atomics are only allowed inside the parallel loop",
          "move the atomic into the loop body");

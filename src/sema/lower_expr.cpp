@@ -609,6 +609,7 @@ Value Lowerer::expr(const ast::Expr& e) {
         int a = array_param(*e.operand->operand);
         if (a < 0)
           fail(e.loc, "only array arguments have a shape", "index the shape of an array argument");
+        reject_texture(a, e.loc);
         if (e.args.size() != 1)
           fail(e.loc, "shape takes one index", fmt::format("write {}.shape[0]", k_.params[a].name));
         Value k = expr(*e.args[0]);
@@ -638,6 +639,7 @@ Value Lowerer::expr(const ast::Expr& e) {
         fail(e.loc, fmt::format("{} cannot be indexed", base.type_name()),
              "index an array argument x[i], or a vector v[k]");
       }
+      reject_texture(a, e.loc);
       if (is_vector_access(a, e)) return vector_load(a, e, nullptr, nullptr);
       auto idx = array_indices(a, e);
       return {ir::make_load(a, k_.params[a].type.dtype, std::move(idx), e.loc)};

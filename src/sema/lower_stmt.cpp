@@ -470,6 +470,7 @@ void Lowerer::store(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& 
   if (a < 0)
     fail(target.loc, "only array arguments can be stored to",
          "store to an array argument: out[i] = v");
+  reject_texture(a, target.loc);
   if (phase_ != Phase::Loop)
     fail(target.loc, "stores are only allowed inside the parallel loop",
          "move the store into the loop body");
@@ -654,6 +655,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
         // x[i] += v evaluates i once.
         int a = array_param(*target.operand);
         if (a < 0) fail(target.loc, "only array arguments can be stored to");
+        reject_texture(a, target.loc);
         if (phase_ != Phase::Loop)
           fail(target.loc, "stores are only allowed inside the parallel loop",
                "move the store into the loop body");

@@ -135,6 +135,12 @@ class Lowerer {
                     ir::Block& out);
   std::map<std::string, CompositeLocal> composites_;  // name -> component locals
 
+  // ---- textures (lower_texture.cpp) ----
+  bool is_texture(int param) const;
+  // Fails when `param` is a texture: textures are only sampled.
+  void reject_texture(int param, SourceLoc loc) const;
+  Value texture_sample(int tex, const ast::Expr& call);
+
   // ---- calls (lower_call.cpp) ----
   Value call(const ast::Expr& e);
   // The builtins that take values (casts, math, GLSL helpers, vector constructors), applied to

@@ -23,9 +23,13 @@ struct ArgType {
   DType dtype = DType::F32;
   int rank = 0;
   int lanes = 0;
+  bool texture = false;  // an f32 array of rank 2 or 3 that the kernel samples (tex.sample)
 
-  static ArgType array(DType d, int rank, int lanes = 0) { return {Kind::Array, d, rank, lanes}; }
-  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0, 0}; }
+  static ArgType array(DType d, int rank, int lanes = 0) {
+    return {Kind::Array, d, rank, lanes, false};
+  }
+  static ArgType texture_of(int dims) { return {Kind::Array, DType::F32, dims, 0, true}; }
+  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0, 0, false}; }
   // The lanes of an array with these extents: the last one when it is 2, 3 or 4 (rank >= 2).
   static int lanes_of(std::span<const int64_t> shape) {
     if (shape.size() < 2) return 0;

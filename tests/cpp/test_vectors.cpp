@@ -117,6 +117,33 @@ TEST(Vectors, ComponentsAssignedThroughARunTimeIndex) {
   EXPECT_EQ(out_vec.to_vector<float>(), want);
 }
 
+TEST(Textures, SampleTrilinearlyWithClampedEdges) {
+  const int64_t w = 4, h = 3, d = 2;
+  std::vector<float> texels = random_floats(w * h * d, 6);
+  Array source = empty({w * h * d});
+  copyto(source, texels);
+  Texture tex = texture3d(source, {w, h, d});
+  // Texel centres read the texel itself; beyond the edge, the edge texel.
+  std::vector<float> coords = {0.5f / w, 0.5f / h, 0.5f / d,   // texel (0, 0, 0)
+                               1.5f / w, 2.5f / h, 1.5f / d,   // texel (1, 2, 1)
+                               -1.0f,    2.0f,     0.5f / d,   // clamped: (0, 2, 0)
+                               1.0f / w, 0.5f / h, 0.5f / d};  // halfway between x 0 and 1
+  Array c = empty({4, 3}), out = empty({4});
+  copyto(c, coords);
+  vectors().kernel("sample3d")(tex, c, out);
+  auto texel = [&](int64_t x, int64_t y, int64_t z) { return texels[(z * h + y) * w + x]; };
+  std::vector<float> got = out.to_vector<float>();
+  EXPECT_EQ(got[0], texel(0, 0, 0));
+  EXPECT_EQ(got[1], texel(1, 2, 1));
+  EXPECT_EQ(got[2], texel(0, 2, 0));
+  EXPECT_EQ(got[3], texel(0, 0, 0) * 0.5f + texel(1, 0, 0) * 0.5f);
+  try {
+    texture2d(source, {5, 5});
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError&) {
+  }
+}
+
 TEST(Vectors, AnArrayIndexedWithOneIndexTooFewNeedsVectorsInItsLastDimension) {
   Array a = zeros({4, 5});
   try {

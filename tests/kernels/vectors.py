@@ -182,3 +182,23 @@ def accumulate(a, out):
 def print_vector(a):
     for i in range(1):
         print("v =", a[i], "m =", mat2(1.0))
+
+
+@tack.kernel
+def sample3d(tex, coords, out):
+    """coords is (n, 3): normalized (u, v, w) per sample."""
+    for i in range(coords.shape[0]):
+        c = coords[i]
+        out[i] = tex.sample(c.x, c.y, c.z)
+
+
+@tack.kernel
+def sample2d(tex, coords, out):
+    for i in range(coords.shape[0]):
+        out[i] = tex.sample(coords[i, 0], coords[i, 1])
+
+
+@tack.kernel
+def stores_into_texture(tex, out):
+    for i in range(out.shape[0]):
+        tex[0, 0] = out[i]  # MARK-texture-store

@@ -272,3 +272,74 @@ def test_one_index_fewer_needs_a_last_dimension_of_two_to_four():
     a = tack.zeros((4, 5))
     with pytest.raises(TypeError, match="last dimension is 2, 3 or 4"):
         vectors.arithmetic(a, a, a, a, a)
+
+
+# ---- textures: trilinear filtering with clamp-to-edge, recomputed in NumPy ----
+
+
+def sample_reference(texels, coords):
+    """texels is (D, H, W) or (H, W); coords (n, dims) with x first. The language's definition:
+    x = c * size - 0.5, i0 = floor(x), t = x - i0, indices clamped, blended along x, then y, z."""
+    dims = texels.ndim
+    axes = []
+    for d in range(dims):
+        size = texels.shape[dims - 1 - d]
+        x = coords[:, d].astype(f32) * f32(size) - f32(0.5)
+        fl = np.floor(x)
+        t = x - fl
+        base = fl.astype(np.int64)
+        axes.append((np.clip(base, 0, size - 1), np.clip(base + 1, 0, size - 1), t))
+
+    def blend(d, pick):
+        if d < 0:
+            return texels[tuple(pick[k] for k in range(dims - 1, -1, -1))]
+        i0, i1, t = axes[d]
+        a = blend(d - 1, {**pick, d: i0})
+        b = blend(d - 1, {**pick, d: i1})
+        return a * (f32(1) - t) + b * t
+
+    return blend(dims - 1, {})
+
+
+def test_texture3d_samples_trilinearly_with_clamped_edges(rng):
+    w, h, d = 5, 4, 3
+    values = rng.standard_normal(w * h * d).astype(f32)
+    tex = tack.texture3d(values, shape=(w, h, d))
+    coords = rng.uniform(-0.2, 1.2, (N, 3)).astype(f32)  # outside [0, 1] too: clamped
+    coords[:4] = [[0, 0, 0], [1, 1, 1], [0.5, 0.5, 0.5], [0.1, 0.9, 0.3]]
+    out = tack.zeros((N,))
+    vectors.sample3d(tex, tack.asarray(coords), out)
+    want = sample_reference(values.reshape(d, h, w), coords)
+    bits_equal(out.numpy(), want)
+    assert out.numpy()[0] == values[0]  # a corner's centre region reads the corner texel
+
+
+def test_texture2d_and_update_takes_a_new_snapshot(rng):
+    w, h = 7, 6
+    values = rng.standard_normal(w * h).astype(f32)
+    source = tack.asarray(values)
+    tex = tack.texture2d(source, shape=(w, h))
+    coords = rng.uniform(0, 1, (N, 2)).astype(f32)
+    out = tack.zeros((N,))
+    vectors.sample2d(tex, tack.asarray(coords), out)
+    bits_equal(out.numpy(), sample_reference(values.reshape(h, w), coords))
+    source.fill(2.0)  # the texture is a snapshot until update()
+    vectors.sample2d(tex, tack.asarray(coords), out)
+    bits_equal(out.numpy(), sample_reference(values.reshape(h, w), coords))
+    tex.update()
+    vectors.sample2d(tex, tack.asarray(coords), out)
+    np.testing.assert_allclose(out.numpy(), 2.0, rtol=1e-6)
+
+
+def test_texture_errors():
+    with pytest.raises(ValueError, match="texels"):
+        tack.texture2d(np.zeros(10, f32), shape=(3, 3))
+    with pytest.raises(TypeError, match="f32"):
+        tack.texture2d(tack.zeros((9,), dtype="i32"), shape=(3, 3))
+    tex = tack.texture2d(np.zeros(9, f32), shape=(3, 3))
+    with pytest.raises(tack.CompileError, match="only by sampling") as info:
+        vectors.stores_into_texture(tex, tack.zeros((2,)))
+    assert info.value.lineno == line_of(vectors.stores_into_texture.__wrapped__,
+                                        "MARK-texture-store")
+    with pytest.raises(tack.CompileError, match="2-D texture is sampled with 2"):
+        vectors.sample3d(tex, tack.zeros((2, 3)), tack.zeros((2,)))
