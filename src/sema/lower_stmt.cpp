@@ -278,6 +278,7 @@ ir::Kernel Lowerer::run() {
     fail(def_.loc, "this kernel declares a return type but returns nothing",
          "end the kernel with `return expr` after its loop, or remove the annotation");
 
+  check_uniform_collectives();
   ir::verify(k_, "semantic analysis");
   return std::move(k_);
 }
@@ -513,6 +514,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       }
       if (s.value->kind == ast::Expr::Kind::Call && builtin_name(*s.value->operand) == "print")
         return print(*s.value, out);
+      if (workgroup_statement(*s.value, out)) return;
       if (s.value->kind == ast::Expr::Kind::Call) {
         Value v = call(*s.value);
         if (v.e->op == Op::Atomic) {  // for its effect; the old value it returns is dropped
@@ -524,7 +526,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       }
       fail(s.loc, "this expression has no effect", "assign it, or remove it");
     case K::Assign: {
-      if (declare_local_array(s, out)) return;
+      if (declare_local_array(s, out) || declare_shared_array(s)) return;
       if (s.targets.size() == 1 && s.targets[0]->kind == ast::Expr::Kind::Tuple) {
         // Tuple assignment evaluates the whole right side before storing any target.
         const ast::Expr& lhs = *s.targets[0];
@@ -630,6 +632,12 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
     case K::While: {
       auto node = std::make_unique<ir::Stmt>(ir::Stmt::Kind::While, s.loc);
       ir::Block pre = lower_into([&] { node->cond = truth(expr(*s.cond), s.cond->loc); });
+      if (ir::contains_collective(*node->cond) || ir::contains_collective(pre))
+        fail(s.cond->loc,
+             "a block collective in a while condition: the lanes of a group may test it a "
+             "different number of times",
+             "compute the collective before the loop and again at the end of its body, into a "
+             "local the condition reads");
       if (!pre.empty()) {
         // The condition calls a device function: `while True: <call>; if not cond: break; ...`
         // so that the call runs before every test.
