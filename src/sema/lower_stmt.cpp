@@ -155,9 +155,14 @@ int Lowerer::temp(ir::ExprPtr value, SourceLoc loc, ir::Block& out) {
 
 void Lowerer::check_no_workgroup_primitives() {
   if (target_.supports_workgroups) return;
-  // Every mention counts, even in dead code: the kernel must be portable as written.
+  // Every mention counts, even in dead code, in the kernel and in every @tack.func it calls: the
+  // kernel must be portable as written.
   std::set<std::string> found;
   SourceLoc first;
+  std::string first_func;  // the @tack.func of the first mention, or "" for the kernel
+  std::set<const ast::FunctionDef*> visited;
+  const ast::FunctionDef* current = nullptr;
+  std::function<void(const ast::Block&)> visit_block;
   std::function<void(const ast::Expr&)> visit_expr = [&](const ast::Expr& e) {
     std::string name;
     if (e.kind == ast::Expr::Kind::Attribute && e.operand->kind == ast::Expr::Kind::Name &&
@@ -167,14 +172,28 @@ void Lowerer::check_no_workgroup_primitives() {
              module_.lookup(e.name).kind == lang::Symbol::Kind::TackMember)
       name = module_.lookup(e.name).member;
     if (workgroup_primitives().count(name)) {
-      if (found.empty()) first = e.loc;
+      if (found.empty()) {
+        first = e.loc;
+        first_func = current ? current->name : "";
+      }
       found.insert("tack." + name);
+    }
+    if (e.kind == ast::Expr::Kind::Call && e.operand->kind == ast::Expr::Kind::Name) {
+      lang::Symbol f = module_.lookup(e.operand->name);
+      if (f.kind == lang::Symbol::Kind::Function &&
+          module_.kind_of(*f.function) == lang::FunctionKind::Func &&
+          visited.insert(f.function).second) {
+        const ast::FunctionDef* saved = current;
+        current = f.function;
+        visit_block(f.function->body);
+        current = saved;
+      }
     }
     if (e.operand) visit_expr(*e.operand);
     for (const auto& a : e.args) visit_expr(*a);
     for (const auto& kw : e.keywords) visit_expr(*kw.value);
   };
-  std::function<void(const ast::Block&)> visit_block = [&](const ast::Block& b) {
+  visit_block = [&](const ast::Block& b) {
     for (const auto& s : b) {
       for (const auto& t : s->targets) visit_expr(*t);
       for (const ast::Expr* e : {s->value.get(), s->cond.get(), s->iter.get()})
@@ -188,8 +207,10 @@ void Lowerer::check_no_workgroup_primitives() {
   std::string names;
   for (const auto& n : found) names += (names.empty() ? "" : ", ") + n;
   fail(first,
-       fmt::format("{} has no workgroups, so this kernel cannot use {}", target_.backend_label,
-                   names),
+       fmt::format(
+           "{} has no workgroups, so this kernel cannot use {}{}", target_.backend_label, names,
+           first_func.empty() ? std::string()
+                              : fmt::format(" (in @tack.func '{}', which it calls)", first_func)),
        "use tack.local_array(dtype, size) for private scratch storage, or run the kernel on a "
        "backend with workgroups (cuda, hip, level_zero, metal, opencl)");
 }

@@ -183,6 +183,7 @@ std::vector<Variant> variants() {
       {"workgroups.py", "iterated_sums", {"i32[],i32[],i32", "i64[],i64[],i32"}},
       {"workgroups.py", "lane_ids", {"i32[],i64[],i32[]"}},
       {"workgroups.py", "shared_scratch", {"f32[],f32[]"}},
+      {"workgroups.py", "shared_histogram", {"i32[],i32[]", "i32[],u32[]", "i64[],f32[]"}},
   };
   std::vector<Variant> out;
   for (const Entry& e : entries) {
@@ -1643,6 +1644,18 @@ TEST(PoclWorkgroups, CollectivesInsideSequentialLoops) {
     }
     for (int t = 0; t < kGroup; ++t) ASSERT_EQ(got[g * kGroup + t], v[t]) << g * kGroup + t;
   }
+}
+
+// Atomics on shared memory: a histogram per group, then added to the global one.
+TEST(PoclWorkgroups, SharedMemoryHistogramWithAtomics) {
+  SKIP_WITHOUT_POCL();
+  int n = 3 * kGroup;
+  std::vector<int32_t> v(n);
+  for (int i = 0; i < n; ++i) v[i] = (i * 7919) % 1000 - 500;
+  auto out = run_workgroup_kernel("shared_histogram", {array_of(i32, v), zeros(i32, {16})});
+  std::vector<int32_t> got = elements<int32_t>(out[1]), want(16, 0);
+  for (int32_t x : v) ++want[((x % 16) + 16) % 16];
+  EXPECT_EQ(got, want);
 }
 
 // Without collectives a launch may end in a partial group: 300 iterations.

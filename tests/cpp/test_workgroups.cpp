@@ -45,6 +45,19 @@ TEST(Workgroups, CpuRejectsEveryPrimitiveEvenInDeadCode) {
   EXPECT_NE(what.find("local_array"), std::string::npos) << what;
 }
 
+// A primitive inside a @tack.func the kernel calls counts too, named with the function.
+TEST(Workgroups, CpuRejectsPrimitivesInCalledFunctions) {
+  std::string src =
+      "import tack\n@tack.func\ndef helper(v):\n    return v + tack.group_size()\n\n"
+      "@tack.func\ndef outer(v):\n    return helper(v)\n\n@tack.kernel\ndef k(x, out):\n"
+      "    for i in range(x.shape[0]):\n        out[i] = outer(x[i])\n";
+  CompileError e = test::compile_error(src, "f32[],f32[]");
+  EXPECT_EQ(e.line(), 4);
+  std::string what = e.what();
+  EXPECT_NE(what.find("tack.group_size (in @tack.func 'helper'"), std::string::npos) << what;
+  EXPECT_NE(what.find("local_array"), std::string::npos) << what;
+}
+
 struct Divergent {
   const char* name;
   const char* body;

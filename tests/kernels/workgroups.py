@@ -80,3 +80,17 @@ def shared_scratch(x, out):
         t = tack.thread_id()
         buf[t] = x[i] * 2.0
         out[i] = buf[t] + 1.0
+
+
+@tack.kernel
+def shared_histogram(values, counts):
+    bins = tack.shared_like(counts, 16)
+    for i in range(values.shape[0]):
+        t = tack.thread_id()
+        if t < 16:
+            bins[t] = 0
+        tack.barrier()
+        tack.atomic_add(bins, values[i] % 16, 1)
+        tack.barrier()
+        if t < 16:
+            tack.atomic_add(counts, t, bins[t])
