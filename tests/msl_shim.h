@@ -44,14 +44,57 @@ using std::tan;
 using std::tanh;
 using std::trunc;
 
+using std::fmax;
+using std::fmin;
+
 using atomic_int = std::atomic<int>;
+using atomic_uint = std::atomic<unsigned int>;
 using std::memory_order;
 using std::memory_order_relaxed;
 
-inline bool atomic_compare_exchange_weak_explicit(atomic_int* object, int* expected, int desired,
+template <typename T>
+inline bool atomic_compare_exchange_weak_explicit(std::atomic<T>* object, T* expected, T desired,
                                                   memory_order success, memory_order failure) {
   return std::atomic_compare_exchange_weak_explicit(object, expected, desired, success, failure);
 }
+template <typename T>
+inline T atomic_fetch_add_explicit(std::atomic<T>* o, T v, memory_order m) {
+  return std::atomic_fetch_add_explicit(o, v, m);
+}
+template <typename T>
+inline T atomic_fetch_sub_explicit(std::atomic<T>* o, T v, memory_order m) {
+  return std::atomic_fetch_sub_explicit(o, v, m);
+}
+template <typename T>
+inline T atomic_fetch_and_explicit(std::atomic<T>* o, T v, memory_order m) {
+  return std::atomic_fetch_and_explicit(o, v, m);
+}
+template <typename T>
+inline T atomic_fetch_or_explicit(std::atomic<T>* o, T v, memory_order m) {
+  return std::atomic_fetch_or_explicit(o, v, m);
+}
+template <typename T>
+inline T atomic_fetch_xor_explicit(std::atomic<T>* o, T v, memory_order m) {
+  return std::atomic_fetch_xor_explicit(o, v, m);
+}
+template <typename T>
+inline T atomic_fetch_min_explicit(std::atomic<T>* o, T v, memory_order) {
+  return o->load() < v ? o->load() : v;  // syntax and types only
+}
+template <typename T>
+inline T atomic_fetch_max_explicit(std::atomic<T>* o, T v, memory_order) {
+  return o->load() > v ? o->load() : v;
+}
+template <typename T>
+inline T atomic_exchange_explicit(std::atomic<T>* o, T v, memory_order m) {
+  return std::atomic_exchange_explicit(o, v, m);
+}
+
+enum class mem_flags { mem_none = 0, mem_device = 1, mem_threadgroup = 2 };
+inline mem_flags operator|(mem_flags a, mem_flags b) {
+  return static_cast<mem_flags>(static_cast<int>(a) | static_cast<int>(b));
+}
+inline void threadgroup_barrier(mem_flags) {}
 
 template <typename T>
 struct texture3d {};

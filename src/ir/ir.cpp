@@ -92,6 +92,14 @@ const char* op_name(Op op) {
       return "call";
     case Op::Atomic:
       return "atomic";
+    case Op::ThreadId:
+      return "thread_id";
+    case Op::GroupId:
+      return "group_id";
+    case Op::GroupSize:
+      return "group_size";
+    case Op::Collective:
+      return "block";
   }
   return "?";
 }
@@ -100,6 +108,11 @@ const char* atomic_name(AtomicOp a) {
   static const char* const names[] = {"add", "sub", "min",      "max", "and",
                                       "or",  "xor", "exchange", "cas"};
   return names[static_cast<int>(a)];
+}
+
+const char* collective_name(Collective c) {
+  static const char* const names[] = {"sum", "min", "max", "scan"};
+  return names[static_cast<int>(c)];
 }
 
 const char* builtin_name(Builtin b) {
@@ -123,7 +136,7 @@ ExprPtr Expr::clone() const {
   e->dim = dim;
   e->callee = callee;
   e->atomic = atomic;
-  e->atomic = atomic;
+  e->collective = collective;
   e->int_bits = int_bits;
   e->float_value = float_value;
   e->checked = checked;

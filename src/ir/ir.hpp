@@ -56,7 +56,21 @@ enum class Op : uint8_t {
   Call,    // callee = a math builtin; operands per builtin
   Atomic,  // index = array id, operands = indices..., value (and for Cas: expected, desired);
            // returns the element's old value; relaxed ordering
+  // Workgroups (backends with supports_workgroups; groups of Kernel::workgroup_size lanes).
+  ThreadId,    // the lane within the group (i32)
+  GroupId,     // the group's index in the launch (i64)
+  GroupSize,   // the lanes in a group (i32)
+  Collective,  // collective = which; operands = value; every lane of the group takes part and
+               // receives the group's sum/min/max, or (Scan) the inclusive prefix sum up to it
 };
+
+// Block collectives over the lanes of a group. Every backend combines the 256 values in the same
+// fixed order, so a float result has the same bits everywhere: sum/min/max are a tree in which
+// step s (s = 128, 64, ..., 1) sets v[l] = v[l] op v[l + s] for l < s, and the result is v[0];
+// scan is Hillis-Steele, where step d (d = 1, 2, ..., 128) sets v[l] = v[l - d] + v[l] for
+// l >= d.
+enum class Collective : uint8_t { Sum, Min, Max, Scan };
+const char* collective_name(Collective c);
 
 enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Exchange, Cas };
 const char* atomic_name(AtomicOp a);
@@ -106,6 +120,7 @@ struct Expr {
   int dim = 0;     // ArrayDim
   Builtin callee = Builtin::Sqrt;
   AtomicOp atomic = AtomicOp::Add;
+  Collective collective = Collective::Sum;
   uint64_t int_bits = 0;
   double float_value = 0;
   bool checked = false;  // Load, Atomic: check the index (debug mode)
@@ -128,7 +143,8 @@ struct Stmt {
     For,     // sequential: local `index` = start, start+step... while (step > 0 ? < stop : > stop)
     Break,
     Continue,
-    Print,  // one line: `labels[k]` before `indices[k]` (values), separated by spaces
+    Print,    // one line: `labels[k]` before `indices[k]` (values), separated by spaces
+    Barrier,  // every lane of the group waits here; shared memory written before it is visible
   };
   Kind kind;
   SourceLoc loc;
@@ -145,14 +161,17 @@ struct Stmt {
 };
 
 // A kernel parameter, or a local array (tack.local_array): per-thread scratch with a size fixed at
-// compilation, placed after the parameters and passed nowhere.
+// compilation, placed after the parameters and passed nowhere. A shared array (tack.shared) is a
+// local array with `shared` set: one per workgroup, seen by all its lanes, not initialized.
 struct Param {
   std::string name;
   Type type;
   bool written = false;    // arrays: stored to somewhere in the kernel
-  int64_t local_size = 0;  // a local array's element count; 0 for parameters
+  int64_t local_size = 0;  // a local or shared array's element count; 0 for parameters
+  bool shared = false;     // a tack.shared array (workgroup memory)
 
   bool is_local_array() const { return local_size > 0; }
+  bool is_shared_array() const { return local_size > 0 && shared; }
 };
 
 struct Local {
@@ -178,8 +197,12 @@ struct Kernel {
   std::vector<LoopDim> dims;  // outermost first
   SourceLoc loop_loc;
   Block body;          // one iteration
+  // The kernel uses a collective (a barrier or a block collective): a launch must consist of
+  // complete groups, so its iteration count must be a multiple of workgroup_size.
+  bool collectives = false;
   ExprPtr result;      // `return expr` after the loop, or null
   bool debug = false;  // loads and stores carry index checks
+  int workgroup_size = 0;  // 256 when the kernel uses workgroup primitives: launches use groups of this size
 };
 
 }  // namespace tack::ir

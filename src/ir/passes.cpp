@@ -103,6 +103,25 @@ std::optional<uint64_t> fold_int_binary(Op op, DType t, uint64_t a, uint64_t b) 
   }
 }
 
+bool contains_collective(const Expr& e) {
+  if (e.op == Op::Collective) return true;
+  for (const auto& o : e.operands)
+    if (contains_collective(*o)) return true;
+  return false;
+}
+
+bool contains_collective(const Block& b) {
+  for (const auto& s : b) {
+    for (const Expr* e :
+         {s->value.get(), s->cond.get(), s->start.get(), s->stop.get(), s->step.get()})
+      if (e && contains_collective(*e)) return true;
+    for (const auto& i : s->indices)
+      if (contains_collective(*i)) return true;
+    if (contains_collective(s->body) || contains_collective(s->orelse)) return true;
+  }
+  return false;
+}
+
 void insert_bounds_checks(Kernel& k) {
   auto fe = [](Expr& e) {
     if (e.op == Op::Load || e.op == Op::Atomic) e.checked = true;

@@ -13,6 +13,10 @@ namespace tack::ir {
 // reports the kernel, array, index, shape and line instead of performing the access.
 void insert_bounds_checks(Kernel& k);
 
+// Whether a block collective (Op::Collective) occurs in `e`, or anywhere in `b`.
+bool contains_collective(const Expr& e);
+bool contains_collective(const Block& b);
+
 // Folds operations on constants (integer arithmetic with wrapping, casts, comparisons, logic).
 void fold_constants(Kernel& k);
 

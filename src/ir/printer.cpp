@@ -36,6 +36,9 @@ class Printer {
         }
         return s + ")";
       }
+      case Op::Collective:
+        return fmt::format("(block_{}:{} {})", collective_name(e.collective), to_string(e.type),
+                           expr(*e.operands[0]));
       case Op::Call: {
         std::string s = fmt::format("({}:{}", builtin_name(e.callee), to_string(e.type));
         for (const auto& o : e.operands) {
@@ -101,6 +104,9 @@ class Printer {
       case Stmt::Kind::Continue:
         out += pad + "continue\n";
         break;
+      case Stmt::Kind::Barrier:
+        out += pad + "barrier\n";
+        break;
       case Stmt::Kind::Print:
         out += pad + "print";
         for (size_t i = 0; i < s.labels.size(); ++i) {
@@ -122,10 +128,14 @@ class Printer {
     }
     out += ")";
     if (k_.result) out += " -> " + to_string(k_.result->type);
+    if (k_.workgroup_size > 0)
+      out +=
+          fmt::format(" workgroup {}{}", k_.workgroup_size, k_.collectives ? " collectives" : "");
     out += k_.debug ? " debug\n" : "\n";
     for (const Param& p : k_.params)
       if (p.is_local_array())
-        out += fmt::format("  local %{}: {}[{}]\n", p.name, dtype_name(p.type.dtype), p.local_size);
+        out += fmt::format("  {} %{}: {}[{}]\n", p.shared ? "shared" : "local", p.name,
+                           dtype_name(p.type.dtype), p.local_size);
     for (const Local& l : k_.locals)
       out += fmt::format("  local %{}: {}\n", l.name, to_string(l.type));
     block(k_.prelude, 1, out);

@@ -13,9 +13,12 @@ class Verifier {
   Verifier(const Kernel& k, const char* stage) : k_(k), stage_(stage) {}
 
   void run() {
-    for (size_t i = 0; i < k_.params.size(); ++i)
+    for (size_t i = 0; i < k_.params.size(); ++i) {
       if (k_.params[i].written && !k_.params[i].type.is_array())
         fail(k_.loop_loc, fmt::format("scalar parameter '{}' marked written", k_.params[i].name));
+      if (k_.params[i].shared && (!k_.params[i].is_local_array() || k_.workgroup_size <= 0))
+        fail(k_.loop_loc, fmt::format("bad shared array '{}'", k_.params[i].name));
+    }
     block(k_.prelude, 0);
     for (const auto& s : k_.prelude)
       if (s->kind == Stmt::Kind::Store) fail(s->loc, "store before the parallel loop");
@@ -179,6 +182,23 @@ class Verifier {
         expect(e.type == Type::scalar(p.type.dtype) && !e.type.is_bool(), e, "atomic result type");
         break;
       }
+      case Op::ThreadId:
+      case Op::GroupSize:
+        arity(0);
+        expect(e.type == Type::scalar(DType::I32), e, "lane or group size is not i32");
+        expect(k_.workgroup_size > 0, e, "workgroup primitive in a kernel without workgroups");
+        break;
+      case Op::GroupId:
+        arity(0);
+        expect(e.type == Type::i64(), e, "group id is not i64");
+        expect(k_.workgroup_size > 0, e, "workgroup primitive in a kernel without workgroups");
+        break;
+      case Op::Collective:
+        arity(1);
+        expect(e.type == ops[0]->type && e.type.is_scalar() && !e.type.is_bool(), e,
+               "block collective types");
+        expect(k_.collectives && k_.workgroup_size > 0, e, "collective not marked on the kernel");
+        break;
     }
   }
 
@@ -240,6 +260,10 @@ class Verifier {
       case Stmt::Kind::Break:
       case Stmt::Kind::Continue:
         if (loop_depth == 0) fail(s.loc, "break/continue outside a sequential loop");
+        break;
+      case Stmt::Kind::Barrier:
+        if (!k_.collectives || k_.workgroup_size <= 0)
+          fail(s.loc, "barrier not marked on the kernel");
         break;
       case Stmt::Kind::Print:
         if (s.labels.size() != s.indices.size() + 1)

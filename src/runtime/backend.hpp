@@ -51,6 +51,14 @@ struct LaunchArgs {
   void* result = nullptr;        // where a kernel's `return` value goes (8 bytes)
 };
 
+// The workgroup contract at a launch (spec language.md), checked before anything runs: a kernel
+// with workgroups needs a device whose groups hold Kernel::workgroup_size lanes
+// (`max_workgroup_size`), and a kernel with collectives needs complete groups, so the iteration
+// count (the product of `counts`) must be a multiple of the group size. Throws ValueError naming
+// the kernel and what to do.
+void check_workgroup_launch(const ir::Kernel& k, const std::vector<int64_t>& counts,
+                            int max_workgroup_size);
+
 class Backend {
  public:
   explicit Backend(BackendInfo info) : info_(std::move(info)) {}

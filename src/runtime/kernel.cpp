@@ -405,6 +405,27 @@ const std::string& Kernel::name() const {
   return state_->name;
 }
 
+void detail::check_workgroup_launch(const ir::Kernel& k, const std::vector<int64_t>& counts,
+                                    int max_workgroup_size) {
+  if (k.workgroup_size <= 0) return;
+  if (max_workgroup_size < k.workgroup_size)
+    throw ValueError(fmt::format(
+        "kernel '{}' uses workgroup primitives, which need groups of {} lanes, but this device's "
+        "groups hold at most {}: run it on a device with larger groups",
+        k.name, k.workgroup_size, max_workgroup_size));
+  if (!k.collectives) return;
+  int64_t total = 1;
+  for (int64_t c : counts) total *= c;
+  if (total % k.workgroup_size != 0)
+    throw ValueError(fmt::format(
+        "kernel '{}' uses barriers or block collectives, which need complete groups of {} lanes, "
+        "but this call runs {} iterations ({} groups and {} left over): make the parallel loop's "
+        "iteration count a multiple of {} (pad the data and skip the padding with a condition "
+        "that does not enclose the collectives)",
+        k.name, k.workgroup_size, total, total / k.workgroup_size, total % k.workgroup_size,
+        k.workgroup_size));
+}
+
 namespace {
 
 detail::Variant& variant_for(detail::KernelState& ks, const detail::CallTypes& c) {
@@ -465,6 +486,8 @@ Scalar Kernel::call(std::span<const Arg> args) const {
     launch.step.push_back(step);
     launch.count.push_back(count);
   }
+
+  detail::check_workgroup_launch(k, launch.count, v.backend->info().max_workgroup_size);
 
   // The no-alias variant may run when no written array overlaps another array argument.
   int no_alias = 1;

@@ -115,6 +115,7 @@ Value Lowerer::call(const ast::Expr& e) {
     return apply_builtin(name, std::move(args), loc);
   }
   if (name.rfind("atomic_", 0) == 0) return atomic(name.substr(7), e);
+  if (auto v = workgroup_call(name, e)) return std::move(*v);
   if (name.rfind("random.", 0) == 0) {
     std::vector<Value> values = random(name.substr(7), e);
     if (values.size() != 1)

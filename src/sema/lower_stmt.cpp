@@ -168,9 +168,14 @@ int Lowerer::temp(ir::ExprPtr value, SourceLoc loc, ir::Block& out) {
 
 void Lowerer::check_no_workgroup_primitives() {
   if (target_.supports_workgroups) return;
-  // Every mention counts, even in dead code: the kernel must be portable as written.
+  // Every mention counts, even in dead code, in the kernel and in every @tack.func it calls: the
+  // kernel must be portable as written.
   std::set<std::string> found;
   SourceLoc first;
+  std::string first_func;  // the @tack.func of the first mention, or "" for the kernel
+  std::set<const ast::FunctionDef*> visited;
+  const ast::FunctionDef* current = nullptr;
+  std::function<void(const ast::Block&)> visit_block;
   std::function<void(const ast::Expr&)> visit_expr = [&](const ast::Expr& e) {
     std::string name;
     if (e.kind == ast::Expr::Kind::Attribute && e.operand->kind == ast::Expr::Kind::Name &&
@@ -180,14 +185,28 @@ void Lowerer::check_no_workgroup_primitives() {
              module_.lookup(e.name).kind == lang::Symbol::Kind::TackMember)
       name = module_.lookup(e.name).member;
     if (workgroup_primitives().count(name)) {
-      if (found.empty()) first = e.loc;
+      if (found.empty()) {
+        first = e.loc;
+        first_func = current ? current->name : "";
+      }
       found.insert("tack." + name);
+    }
+    if (e.kind == ast::Expr::Kind::Call && e.operand->kind == ast::Expr::Kind::Name) {
+      lang::Symbol f = module_.lookup(e.operand->name);
+      if (f.kind == lang::Symbol::Kind::Function &&
+          module_.kind_of(*f.function) == lang::FunctionKind::Func &&
+          visited.insert(f.function).second) {
+        const ast::FunctionDef* saved = current;
+        current = f.function;
+        visit_block(f.function->body);
+        current = saved;
+      }
     }
     if (e.operand) visit_expr(*e.operand);
     for (const auto& a : e.args) visit_expr(*a);
     for (const auto& kw : e.keywords) visit_expr(*kw.value);
   };
-  std::function<void(const ast::Block&)> visit_block = [&](const ast::Block& b) {
+  visit_block = [&](const ast::Block& b) {
     for (const auto& s : b) {
       for (const auto& t : s->targets) visit_expr(*t);
       for (const ast::Expr* e : {s->value.get(), s->cond.get(), s->iter.get()})
@@ -201,8 +220,10 @@ void Lowerer::check_no_workgroup_primitives() {
   std::string names;
   for (const auto& n : found) names += (names.empty() ? "" : ", ") + n;
   fail(first,
-       fmt::format("{} has no workgroups, so this kernel cannot use {}", target_.backend_label,
-                   names),
+       fmt::format(
+           "{} has no workgroups, so this kernel cannot use {}{}", target_.backend_label, names,
+           first_func.empty() ? std::string()
+                              : fmt::format(" (in @tack.func '{}', which it calls)", first_func)),
        "use tack.local_array(dtype, size) for private scratch storage, or run the kernel on a "
        "backend with workgroups (cuda, hip, level_zero, metal, opencl)");
 }
@@ -291,6 +312,7 @@ ir::Kernel Lowerer::run() {
     fail(def_.loc, "this kernel declares a return type but returns nothing",
          "end the kernel with `return expr` after its loop, or remove the annotation");
 
+  check_uniform_collectives();
   ir::verify(k_, "semantic analysis");
   return std::move(k_);
 }
@@ -569,6 +591,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       }
       if (s.value->kind == ast::Expr::Kind::Call && builtin_name(*s.value->operand) == "print")
         return print(*s.value, out);
+      if (workgroup_statement(*s.value, out)) return;
       if (s.value->kind == ast::Expr::Kind::Call) {
         Value v = call(*s.value);
         if (!v.is_composite() &&
@@ -581,7 +604,7 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
       }
       fail(s.loc, "this expression has no effect", "assign it, or remove it");
     case K::Assign: {
-      if (declare_local_array(s, out)) return;
+      if (declare_local_array(s, out) || declare_shared_array(s)) return;
       if (s.targets.size() == 1 && s.targets[0]->kind == ast::Expr::Kind::Tuple) {
         // Tuple assignment evaluates the whole right side before storing any target.
         const ast::Expr& lhs = *s.targets[0];
@@ -705,6 +728,12 @@ void Lowerer::lower_stmt(const ast::Stmt& s, ir::Block& out) {
     case K::While: {
       auto node = std::make_unique<ir::Stmt>(ir::Stmt::Kind::While, s.loc);
       ir::Block pre = lower_into([&] { node->cond = truth(expr(*s.cond), s.cond->loc); });
+      if (ir::contains_collective(*node->cond) || ir::contains_collective(pre))
+        fail(s.cond->loc,
+             "a block collective in a while condition: the lanes of a group may test it a "
+             "different number of times",
+             "compute the collective before the loop and again at the end of its body, into a "
+             "local the condition reads");
       if (!pre.empty()) {
         // The condition calls a device function: `while True: <call>; if not cond: break; ...`
         // so that the call runs before every test.

@@ -158,6 +158,20 @@ class Lowerer {
   // next state (lower_random.cpp).
   std::vector<Value> random(const std::string& name, const ast::Expr& call);
 
+  // ---- workgroups (lower_workgroup.cpp, uniformity.cpp) ----
+  // `name = tack.shared(dtype, size)` or `tack.shared_like(array, size)`: declares a shared
+  // array and returns true; false for any other statement.
+  bool declare_shared_array(const ast::Stmt& s);
+  // `tack.barrier()` as a statement: lowers it and returns true; false for any other call.
+  bool workgroup_statement(const ast::Expr& call, ir::Block& out);
+  // thread_id, group_id, group_size and the block collectives; nothing for other names.
+  std::optional<Value> workgroup_call(const std::string& name, const ast::Expr& call);
+  void use_workgroups(bool collective);
+  int64_t shared_bytes() const;
+  // The workgroup contract's uniformity analysis: rejects a collective that not every lane of a
+  // group is proven to reach (uniformity.cpp).
+  void check_uniform_collectives() const;
+
   // ---- device functions (lower_func.cpp) ----
   // Inlines a call of a @tack.func; returns its values (one, several for a tuple, none).
   std::vector<Value> inline_call(const ast::FunctionDef& f, const ast::Expr& call);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "codegen/c_family/c_generator.hpp"
@@ -166,6 +167,28 @@ std::vector<Variant> variants() {
       {"vectors.py", "dynamic_index", {"f32[,3],i32[],f32[],f32[,3]"}},
       {"vectors.py", "matrix_sizes", {"f32[,,],f32[,,],f32[],f32[],f32[,,]"}},
       {"vectors.py", "int_vectors", {"i32[,3],i32[,3]"}},
+      // Kernels that return a value: a second entry computes the result.
+      {"arith.py", "sum_of", {"f64[]", "f32[]", "i32[]"}},
+      // Atomics on every dtype each target declares.
+      {"atomics.py",
+       "histogram",
+       {"f32[],i32,i32[]", "f64[],i32,u32[]", "f32[],i32,i64[]", "f32[],i32,f32[]",
+        "f32[],i32,u64[]", "f32[],i32,f64[]"}},
+      {"atomics.py", "every_op", {"i32[],i32[]", "i64[],i64[]"}},
+      {"atomics.py", "float_ops", {"f32[],f32[]", "f64[],f64[]"}},
+      {"atomics.py", "float_sum", {"f32[],f32[,]", "f64[],f64[,]"}},
+      // Workgroups: shared memory, barriers, lane ids, block collectives.
+      {"workgroups.py", "reverse_tiles", {"f32[],f32[]", "i64[],i64[]", "u8[],u8[]"}},
+      {"workgroups.py",
+       "block_reductions",
+       {"f32[],f32[],f32[],f32[]", "f64[],f64[],f64[],f64[]", "i32[],i32[],i32[],i32[]",
+        "u64[],u64[],u64[],u64[]", "i8[],i8[],i8[],i8[]"}},
+      {"workgroups.py", "block_prefix", {"f32[],f32[]", "i32[],i32[]", "f64[],f64[]"}},
+      {"workgroups.py", "matmul_tiled", {"f32[,],f32[,],f32[,]", "f64[,],f64[,],f64[,]"}},
+      {"workgroups.py", "iterated_sums", {"i32[],i32[],i32", "i64[],i64[],i32"}},
+      {"workgroups.py", "lane_ids", {"i32[],i64[],i32[]"}},
+      {"workgroups.py", "shared_scratch", {"f32[],f32[]"}},
+      {"workgroups.py", "shared_histogram", {"i32[],i32[]", "i32[],u32[]", "i64[],f32[]"}},
   };
   std::vector<Variant> out;
   for (const Entry& e : entries) {
@@ -434,14 +457,36 @@ TEST_P(Compile, OpenClClang) {
   compile_opencl_clang(codegen::generate_source(specialize(v), "opencl", v.kernel), v.name);
 }
 
+// Whether `k` has an atomic on an array of a dtype Metal has no atomics for (it has i32, u32, f32).
+bool has_atomic_beyond_metal(const ir::Kernel& k) {
+  std::function<bool(const ir::Expr&)> in_expr = [&](const ir::Expr& e) {
+    if (e.op == ir::Op::Atomic) {
+      DType t = k.params[e.index].type.dtype;
+      if (t != i32 && t != u32 && t != f32) return true;
+    }
+    for (const auto& o : e.operands)
+      if (in_expr(*o)) return true;
+    return false;
+  };
+  std::function<bool(const ir::Block&)> in_block = [&](const ir::Block& b) {
+    for (const auto& s : b) {
+      for (const ir::Expr* e : {s->value.get(), s->cond.get()})
+        if (e && in_expr(*e)) return true;
+      if (in_block(s->body) || in_block(s->orelse)) return true;
+    }
+    return false;
+  };
+  return in_block(k.body);
+}
+
 TEST_P(Compile, MetalShim) {
   const Variant& v = GetParam();
   ir::Kernel k = specialize(v);
-  if (codegen::uses_dtype(k, f64, /*in_print=*/false)) {
+  if (codegen::uses_dtype(k, f64, /*in_print=*/false) || has_atomic_beyond_metal(k)) {
     // Metal has no f64: the generator refuses, naming Metal.
     try {
       codegen::generate_source(k, "metal", v.kernel);
-      FAIL() << "an f64 kernel was generated for Metal";
+      FAIL() << "an f64 kernel or a 64-bit atomic was generated for Metal";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("Metal"), std::string::npos) << e.what();
     }
@@ -611,34 +656,96 @@ TEST(CGenerators, MetalRefusesF64) {
     EXPECT_NO_THROW(source_of(kSaxpy, "f64,f64[],f64[],f64[]", target));
 }
 
-TEST(CGenerators, KernelsThatReturnAValueAreRejectedForNow) {
-  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "arith.py";
-  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
-  lang::ResolvedModule module(lang::parse_module(file));
-  ir::Kernel k =
-      sema::specialize(module, "sum_of", sema::parse_arg_types("f64[]"), {"a GPU backend", true});
-  for (const char* target : {"cuda", "hip", "opencl"}) {
-    try {
-      codegen::generate_source(k, target, "sum_of");
-      FAIL() << target;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("returns a value"), std::string::npos) << e.what();
-    }
+// A kernel that returns a value gets a second entry, <entry>_result, with the main entry's
+// parameters and one more: a pointer to the result.
+TEST(CGenerators, KernelsThatReturnAValueGetAResultEntry) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(x, n) -> tack.f32:\n    m = n * 2\n"
+      "    for i in range(x.shape[0]):\n        x[i] = 1.0\n    return x[0] + m\n";
+  for (const char* target : {"cuda", "opencl", "metal"}) {
+    std::string s = source_of(src, "f32[],i32", target);
+    size_t main = s.find(" k(\n"), result = s.find(" k_result(\n");
+    ASSERT_NE(main, std::string::npos) << s;
+    ASSERT_NE(result, std::string::npos) << s;
+    std::string rest = s.substr(result);
+    EXPECT_NE(rest.find("float* tack_result"), std::string::npos) << rest;
+    EXPECT_NE(rest.find("tack_result[0] = x[0"), std::string::npos) << rest;
+    EXPECT_NE(rest.find("] + ((float)(m));"), std::string::npos) << rest;
+    EXPECT_NE(rest.find("m = "), std::string::npos) << "the prelude is recomputed\n" << rest;
   }
 }
 
-TEST(CGenerators, AtomicsAreRejectedForNow) {
+TEST(CGenerators, AtomicsOnUndeclaredDtypesAreRefusedNamingTheTarget) {
   const char* src =
       "import tack\n@tack.kernel\ndef k(x, total):\n    for i in range(x.shape[0]):\n"
       "        tack.atomic_add(total, 0, x[i])\n";
-  ir::Kernel k = test::specialize(src, "i32[],i32[]");
-  for (const char* target : {"cuda", "hip", "opencl", "metal"}) {
+  struct Want {
+    const char* target;
+    const char* args;
+    const char* words;
+  };
+  for (Want w : {Want{"metal", "i64[],i64[]", "Metal has no atomics on i64"},
+                 Want{"level_zero", "f64[],f64[]", "Level Zero (OpenCL C) has no atomics on f64"},
+                 Want{"level_zero", "u64[],u64[]", "has no atomics on u64"}}) {
+    ir::Kernel k = test::specialize(src, w.args);
     try {
-      codegen::generate_source(k, target, "k");
-      FAIL() << target;
+      codegen::generate_source(k, w.target, "k");
+      FAIL() << w.target << " " << w.args;
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("atomics"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(w.words), std::string::npos) << e.what();
     }
+  }
+  // The same kernels are fine where the dtype is declared.
+  EXPECT_NO_THROW(codegen::generate_source(test::specialize(src, "f64[],f64[]"), "opencl", "k"));
+  EXPECT_NO_THROW(codegen::generate_source(test::specialize(src, "f32[],f32[]"), "metal", "k"));
+}
+
+TEST(CGenerators, AtomicsAreNativeOrCompareAndSwapLoops) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef k(x, total):\n    for i in range(x.shape[0]):\n"
+      "        tack.atomic_add(total, 0, x[i])\n";
+  std::string c = source_of(src, "i32[],i32[]", "cuda");
+  EXPECT_NE(c.find("return atomicAdd(p, v);"), std::string::npos) << c;
+  std::string o = source_of(src, "f32[],f32[]", "opencl");
+  EXPECT_NE(o.find("atomic_cmpxchg((volatile __global uint*)p, e, d)"), std::string::npos) << o;
+  std::string m = source_of(src, "u32[],u32[]", "metal");
+  EXPECT_NE(m.find("metal::atomic_fetch_add_explicit((device metal::atomic_uint*)p, v, "
+                   "metal::memory_order_relaxed)"),
+            std::string::npos)
+      << m;
+  std::string d = source_of(src, "i64[],i64[]", "opencl");
+  EXPECT_NE(d.find("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable"),
+            std::string::npos)
+      << d;
+}
+
+TEST(CGenerators, WorkgroupsUseEachTargetsSpelling) {
+  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "workgroups.py";
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  ir::Kernel k = sema::specialize(module, "reverse_tiles", sema::parse_arg_types("f32[],f32[]"),
+                                  {"a GPU backend", true});
+  ir::Kernel r =
+      sema::specialize(module, "block_reductions", sema::parse_arg_types("f32[],f32[],f32[],f32[]"),
+                       {"a GPU backend", true});
+  struct Want {
+    const char* target;
+    std::vector<const char*> words;
+  };
+  for (const Want& w :
+       {Want{"cuda", {"__shared__ float tile[256];", "__syncthreads();", "(int)threadIdx.x"}},
+        Want{"opencl",
+             {"__local float tile[256];", "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+              "(int)get_local_id(0)"}},
+        Want{"metal",
+             {"threadgroup float tile[256];", "metal::threadgroup_barrier(", "(int)tack_lane",
+              "uint tack_lane [[thread_position_in_threadgroup]]"}}}) {
+    std::string s = codegen::generate_source(k, w.target, "k");
+    for (const char* word : w.words)
+      EXPECT_NE(s.find(word), std::string::npos) << word << "\n" << s;
+    std::string t = codegen::generate_source(r, w.target, "k");
+    EXPECT_NE(t.find("tack_scratch_f32[256];"), std::string::npos) << t;
+    EXPECT_NE(t.find("for (int h = 128; h > 0; h >>= 1)"), std::string::npos) << t;
   }
 }
 
@@ -863,10 +970,11 @@ RunArg float_scalar(double v) {
 std::string arg_types(const std::vector<RunArg>& args) {
   std::vector<std::string> items;
   for (const RunArg& a : args)
-    items.push_back(std::string(dtype_name(a.dtype)) +
-                    (a.is_array() ? "[" + std::string(a.shape.size() - 1, ',') + "]" : ""));
+    items.push_back(fmt::format(
+        "{}{}", dtype_name(a.dtype),
+        a.is_array() ? fmt::format("[{}]", std::string(a.shape.size() - 1, ',')) : std::string()));
   std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  for (const std::string& item : items) out += fmt::format("{}{}", out.empty() ? "" : ",", item);
   return out;
 }
 
@@ -973,6 +1081,35 @@ std::vector<RunCase> run_cases() {
     RunArg y = values(f32, float_edges());
     cases.push_back({"running_max", "local_arrays.py", "running_max", {y, zeros(f32, y.shape)}});
   }
+  // Atomics: one thread runs every operation (the old values are deterministic), a histogram,
+  // and float sums of integers (exact in any order).
+  for (DType t : {i32, i64}) {
+    RunArg x = values(t, {1, 2, 3, 4, 5, 6, 7, 8, 10, 5});
+    cases.push_back(
+        {fmt::format("every_op_{}", dtype_name(t)), "atomics.py", "every_op", {x, zeros(t, {10})}});
+  }
+  for (DType t : {f32, f64}) {
+    RunArg x = values(t, {1.5, 2, -3, 4, 5, 10, 7});
+    cases.push_back({fmt::format("float_ops_{}", dtype_name(t)),
+                     "atomics.py",
+                     "float_ops",
+                     {x, zeros(t, {7})}});
+    std::vector<double> ints;
+    for (int i = 0; i < 1000; ++i) ints.push_back((i * 37) % 101 - 50);
+    cases.push_back({fmt::format("float_sum_{}", dtype_name(t)),
+                     "atomics.py",
+                     "float_sum",
+                     {values(t, ints), zeros(t, {1, 1})}});
+  }
+  {
+    std::vector<double> v;
+    for (int i = 0; i < 2000; ++i) v.push_back(std::fmod(i * 0.6180339887, 1.0));
+    for (DType t : {i32, u32, i64, u64, f32, f64})
+      cases.push_back({fmt::format("histogram_{}", dtype_name(t)),
+                       "atomics.py",
+                       "histogram",
+                       {values(f32, v), int_scalar(17), zeros(t, {17})}});
+  }
   cases.push_back(
       {"sequential_loops", "arith.py", "sequential_loops", {int_scalar(23), zeros(i64, {30})}});
   cases.push_back({"grid", "arith.py", "grid", {zeros(i32, {3, 4, 5})}});
@@ -997,8 +1134,10 @@ std::vector<RunCase> run_cases() {
 }
 
 // Runs `k` (specialized for `args`) with the generated OpenCL C on PoCL; arrays are updated.
-// Returns the debug record.
-std::vector<int32_t> run_on_pocl(const ir::Kernel& k, std::vector<RunArg>& args) {
+// Returns the debug record. A kernel with workgroups runs in groups of k.workgroup_size; a kernel
+// that returns a value then runs its result entry with one thread, which writes `result`.
+std::vector<int32_t> run_on_pocl(const ir::Kernel& k, std::vector<RunArg>& args,
+                                 std::vector<uint8_t>* result = nullptr) {
   OpenClApi& cl = OpenClApi::get();
   std::vector<int32_t> record(22, 0);
   std::string source = codegen::generate_source(k, "opencl", k.name);
@@ -1018,54 +1157,90 @@ std::vector<int32_t> run_on_pocl(const ir::Kernel& k, std::vector<RunArg>& args)
     cl.ReleaseProgram(program);
     return record;
   }
-  void* kernel = cl.CreateKernel(program, k.name.c_str(), &err);
-  EXPECT_NE(kernel, nullptr) << "no kernel " << k.name << " (error " << err << ")";
-  std::vector<void*> buffers(args.size(), nullptr);
-  uint32_t slot = 0;
-  auto set = [&](size_t size, const void* value) {
-    EXPECT_EQ(cl.SetKernelArg(kernel, slot, size, value), 0) << "argument " << slot;
-    ++slot;
-  };
   constexpr uint64_t kReadWriteCopy = 1 | 32;  // CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR
-  for (size_t i = 0; i < args.size(); ++i) {
-    RunArg& a = args[i];
-    if (a.is_array()) {
-      buffers[i] =
-          cl.CreateBuffer(cl.context, kReadWriteCopy, a.bytes.size(), a.bytes.data(), &err);
-      set(sizeof(void*), &buffers[i]);
-      for (int64_t d : a.shape) set(8, &d);
-    } else if (a.dtype == f32) {
-      float v = static_cast<float>(a.scalar_float);
-      set(4, &v);
-    } else {
-      set(dtype_size(a.dtype), &a.scalar_bits);
-    }
-  }
+  std::vector<void*> buffers(args.size(), nullptr);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].is_array())
+      buffers[i] = cl.CreateBuffer(cl.context, kReadWriteCopy, args[i].bytes.size(),
+                                   args[i].bytes.data(), &err);
+  void* rec = cl.CreateBuffer(cl.context, kReadWriteCopy, record.size() * 4, record.data(), &err);
   ir::HostValues host{[&](int p) { return args[p].scalar_bits; },
                       [&](int p, int d) { return args[p].shape[d]; }};
+  std::vector<int64_t> starts, steps, counts;
   int64_t total = 1;
   for (const ir::LoopDim& dim : k.dims) {
     int64_t start = ir::eval_host(*dim.start, host), stop = ir::eval_host(*dim.stop, host),
             step = ir::eval_host(*dim.step, host);
     int64_t count = stop > start ? (stop - start + step - 1) / step : 0;
-    set(8, &start);
-    set(8, &step);
-    set(8, &count);
+    starts.push_back(start);
+    steps.push_back(step);
+    counts.push_back(count);
     total *= count;
   }
-  void* rec = cl.CreateBuffer(cl.context, kReadWriteCopy, record.size() * 4, record.data(), &err);
-  set(sizeof(void*), &rec);
-  // Whole groups of 64: the threads past the total must return at once.
-  size_t global = std::max<size_t>(64, (total + 63) / 64 * 64);
-  EXPECT_EQ(
-      cl.EnqueueNDRangeKernel(cl.queue, kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
-      0);
+  // Sets the launch ABI's arguments of `kernel`; returns the next slot.
+  auto set_args = [&](void* kernel) {
+    uint32_t slot = 0;
+    auto set = [&](size_t size, const void* value) {
+      EXPECT_EQ(cl.SetKernelArg(kernel, slot, size, value), 0) << "argument " << slot;
+      ++slot;
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+      RunArg& a = args[i];
+      if (a.is_array()) {
+        set(sizeof(void*), &buffers[i]);
+        for (int64_t& d : a.shape) set(8, &d);
+      } else if (a.dtype == f32) {
+        float v = static_cast<float>(a.scalar_float);
+        set(4, &v);
+      } else {
+        set(dtype_size(a.dtype), &a.scalar_bits);
+      }
+    }
+    for (size_t d = 0; d < counts.size(); ++d) {
+      set(8, &starts[d]);
+      set(8, &steps[d]);
+      set(8, &counts[d]);
+    }
+    set(sizeof(void*), &rec);
+    return slot;
+  };
+  void* kernel = cl.CreateKernel(program, k.name.c_str(), &err);
+  EXPECT_NE(kernel, nullptr) << "no kernel " << k.name << " (error " << err << ")";
+  set_args(kernel);
+  // Whole groups (of 64, or the kernel's workgroup size): the threads past the total must
+  // return at once.
+  size_t group = k.workgroup_size > 0 ? static_cast<size_t>(k.workgroup_size) : 64;
+  size_t global = std::max<size_t>(group, (total + group - 1) / group * group);
+  EXPECT_EQ(cl.EnqueueNDRangeKernel(cl.queue, kernel, 1, nullptr, &global,
+                                    k.workgroup_size > 0 ? &group : nullptr, 0, nullptr, nullptr),
+            0);
+  void* result_buffer = nullptr;
+  void* result_kernel = nullptr;
+  if (k.result && result) {
+    result->assign(8, 0);
+    result_buffer =
+        cl.CreateBuffer(cl.context, kReadWriteCopy, result->size(), result->data(), &err);
+    result_kernel = cl.CreateKernel(program, (k.name + "_result").c_str(), &err);
+    EXPECT_NE(result_kernel, nullptr) << "no result entry (error " << err << ")";
+    uint32_t slot = set_args(result_kernel);
+    EXPECT_EQ(cl.SetKernelArg(result_kernel, slot, sizeof(void*), &result_buffer), 0);
+    size_t one = 1;
+    EXPECT_EQ(cl.EnqueueNDRangeKernel(cl.queue, result_kernel, 1, nullptr, &one, nullptr, 0,
+                                      nullptr, nullptr),
+              0);
+  }
   for (size_t i = 0; i < args.size(); ++i)
     if (buffers[i]) {
       cl.EnqueueReadBuffer(cl.queue, buffers[i], 1, 0, args[i].bytes.size(), args[i].bytes.data(),
                            0, nullptr, nullptr);
       cl.ReleaseMemObject(buffers[i]);
     }
+  if (result_buffer) {
+    cl.EnqueueReadBuffer(cl.queue, result_buffer, 1, 0, result->size(), result->data(), 0, nullptr,
+                         nullptr);
+    cl.ReleaseMemObject(result_buffer);
+    cl.ReleaseKernel(result_kernel);
+  }
   cl.EnqueueReadBuffer(cl.queue, rec, 1, 0, record.size() * 4, record.data(), 0, nullptr, nullptr);
   cl.ReleaseMemObject(rec);
   cl.Finish(cl.queue);
@@ -1075,7 +1250,7 @@ std::vector<int32_t> run_on_pocl(const ir::Kernel& k, std::vector<RunArg>& args)
 }
 
 // The same call on the CPU backend, through the public API.
-void run_on_cpu(const RunCase& c, std::vector<RunArg>& args) {
+Scalar run_on_cpu(const RunCase& c, std::vector<RunArg>& args) {
   fs::path dir = std::string(c.file) == "kernels.py" ? TACK_EXAMPLES_DIR : TACK_TEST_KERNELS_DIR;
   tack::Module m = tack::Module::from_file((dir / c.file).string());
   std::vector<Array> arrays;
@@ -1091,7 +1266,7 @@ void run_on_cpu(const RunCase& c, std::vector<RunArg>& args) {
       call.emplace_back(static_cast<int32_t>(a.scalar_bits));
     }
   }
-  m.kernel(c.kernel).call(call);
+  return m.kernel(c.kernel).call(call);
 }
 
 bool same_element(DType t, const uint8_t* a, const uint8_t* b, bool approximate) {
@@ -1268,6 +1443,243 @@ TEST(CGenerators, PrintIsPrintfAndIgnoredOnMetal) {
   std::string m = source_of(src, "f32[]", "metal");
   EXPECT_NE(m.find("// print(...) is ignored on Metal"), std::string::npos) << m;
   EXPECT_EQ(m.find("printf"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace tack
+
+namespace tack {
+namespace {
+
+// ---- return kernels on PoCL ----
+
+// The result entry gives the value the CPU backend returns.
+TEST(PoclRunResult, ResultEntryMatchesTheCpuBackend) {
+  OpenClApi& cl = OpenClApi::get();
+  if (!cl.missing.empty()) GTEST_SKIP() << cl.missing;
+  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "arith.py";
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  for (DType t : {f64, f32, i32}) {
+    RunArg x = values(t, {0.1, 2, 3, -7.25});
+    if (!is_float(t)) x = values(t, {5, 2, 3, -7});
+    ir::Kernel k =
+        sema::specialize(module, "sum_of", sema::parse_arg_types(arg_types({x})), {"OpenCL", true});
+    std::vector<RunArg> gpu = {x}, cpu = {x};
+    std::vector<uint8_t> bytes;
+    run_on_pocl(k, gpu, &bytes);
+    Scalar want = run_on_cpu({"sum_of", "arith.py", "sum_of", cpu}, cpu);
+    ASSERT_TRUE(want.has_value);
+    ASSERT_EQ(bytes.size(), 8u);
+    DType rt = k.result->type.dtype;
+    if (rt == f64) {
+      double got;
+      std::memcpy(&got, bytes.data(), 8);
+      EXPECT_EQ(got, want.value) << dtype_name(t);
+    } else if (rt == f32) {
+      float got;
+      std::memcpy(&got, bytes.data(), 4);
+      EXPECT_EQ(got, static_cast<float>(want.value)) << dtype_name(t);
+    } else {
+      int32_t got;
+      std::memcpy(&got, bytes.data(), 4);
+      EXPECT_EQ(got, want.int_value) << dtype_name(t);
+    }
+  }
+}
+
+// ---- workgroups on PoCL, against plain C++ references ----
+
+constexpr int kGroup = 256;
+
+std::vector<RunArg> run_workgroup_kernel(const char* kernel, std::vector<RunArg> args) {
+  fs::path path = fs::path(TACK_TEST_KERNELS_DIR) / "workgroups.py";
+  auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
+  lang::ResolvedModule module(lang::parse_module(file));
+  ir::Kernel k =
+      sema::specialize(module, kernel, sema::parse_arg_types(arg_types(args)), {"OpenCL", true});
+  EXPECT_EQ(k.workgroup_size, kGroup);
+  std::vector<int32_t> record = run_on_pocl(k, args);
+  EXPECT_EQ(record[0], 0);
+  return args;
+}
+
+template <typename T>
+std::vector<T> elements(const RunArg& a) {
+  std::vector<T> v(a.bytes.size() / sizeof(T));
+  std::memcpy(v.data(), a.bytes.data(), a.bytes.size());
+  return v;
+}
+
+template <typename T>
+RunArg array_of(DType t, const std::vector<T>& v, Shape shape = {}) {
+  RunArg a{t, shape.empty() ? Shape{static_cast<int64_t>(v.size())} : shape, {}, 0, 0};
+  a.bytes.resize(v.size() * sizeof(T));
+  std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
+  return a;
+}
+
+// The collectives' fixed order (ir::Collective): a tree for sum/min/max, Hillis-Steele scans.
+template <typename T, typename F>
+T tree_reduce(std::vector<T> v, F op) {
+  for (int h = kGroup / 2; h > 0; h >>= 1)
+    for (int l = 0; l < h; ++l) v[l] = op(v[l], v[l + h]);
+  return v[0];
+}
+
+template <typename T>
+std::vector<T> inclusive_scan(std::vector<T> v) {
+  for (int d = 1; d < kGroup; d <<= 1) {
+    std::vector<T> old = v;
+    for (int l = d; l < kGroup; ++l) v[l] = old[l - d] + old[l];
+  }
+  return v;
+}
+
+#define SKIP_WITHOUT_POCL()                              \
+  do {                                                   \
+    OpenClApi& cl = OpenClApi::get();                    \
+    if (!cl.missing.empty()) GTEST_SKIP() << cl.missing; \
+  } while (0)
+
+TEST(PoclWorkgroups, SharedMemoryTilesWithABarrier) {
+  SKIP_WITHOUT_POCL();
+  std::vector<float> x(3 * kGroup);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f;
+  auto out = run_workgroup_kernel("reverse_tiles", {array_of(f32, x), zeros(f32, {3 * kGroup})});
+  std::vector<float> got = elements<float>(out[1]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t g = i / kGroup, t = i % kGroup;
+    ASSERT_EQ(got[i], x[g * kGroup + kGroup - 1 - t]) << i;
+  }
+}
+
+TEST(PoclWorkgroups, BlockSumMinMaxGiveEveryLaneTheTreeResult) {
+  SKIP_WITHOUT_POCL();
+  int n = 4 * kGroup;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = std::sin(i * 0.37f) * 1000.0f + 1.0f / (i + 1);
+  auto out = run_workgroup_kernel(
+      "block_reductions", {array_of(f32, x), zeros(f32, {n}), zeros(f32, {n}), zeros(f32, {n})});
+  std::vector<float> sums = elements<float>(out[1]), mins = elements<float>(out[2]),
+                     maxs = elements<float>(out[3]);
+  for (int g = 0; g < n / kGroup; ++g) {
+    std::vector<float> v(x.begin() + g * kGroup, x.begin() + (g + 1) * kGroup);
+    float s = tree_reduce(v, [](float a, float b) { return a + b; });
+    float lo = tree_reduce(v, [](float a, float b) { return std::min(a, b); });
+    float hi = tree_reduce(v, [](float a, float b) { return std::max(a, b); });
+    for (int t = 0; t < kGroup; ++t) {
+      int i = g * kGroup + t;
+      // Bit for bit: the same order of additions as the tree.
+      ASSERT_EQ(std::memcmp(&sums[i], &s, 4), 0) << i << ": " << sums[i] << " vs " << s;
+      ASSERT_EQ(mins[i], lo) << i;
+      ASSERT_EQ(maxs[i], hi) << i;
+    }
+  }
+  // Integers wrap.
+  std::vector<int32_t> xi(2 * kGroup);
+  for (int i = 0; i < 2 * kGroup; ++i) xi[i] = (i % 3 == 0 ? 2000000000 : -i * 7919);
+  auto outi = run_workgroup_kernel(
+      "block_reductions", {array_of(i32, xi), zeros(i32, {2 * kGroup}), zeros(i32, {2 * kGroup}),
+                           zeros(i32, {2 * kGroup})});
+  std::vector<int32_t> si = elements<int32_t>(outi[1]);
+  for (int g = 0; g < 2; ++g) {
+    uint32_t s = 0;
+    for (int t = 0; t < kGroup; ++t) s += static_cast<uint32_t>(xi[g * kGroup + t]);
+    EXPECT_EQ(si[g * kGroup + 5], static_cast<int32_t>(s));
+  }
+}
+
+TEST(PoclWorkgroups, BlockScanIsAnInclusivePrefixSum) {
+  SKIP_WITHOUT_POCL();
+  int n = 2 * kGroup;
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = std::cos(i * 1.3f) * 3.0f;
+  auto out = run_workgroup_kernel("block_prefix", {array_of(f32, x), zeros(f32, {n})});
+  std::vector<float> got = elements<float>(out[1]);
+  for (int g = 0; g < 2; ++g) {
+    std::vector<float> want =
+        inclusive_scan(std::vector<float>(x.begin() + g * kGroup, x.begin() + (g + 1) * kGroup));
+    for (int t = 0; t < kGroup; ++t)
+      ASSERT_EQ(std::memcmp(&got[g * kGroup + t], &want[t], 4), 0)
+          << g * kGroup + t << ": " << got[g * kGroup + t] << " vs " << want[t];
+  }
+  std::vector<int32_t> xi(kGroup);
+  for (int i = 0; i < kGroup; ++i) xi[i] = i - 100;
+  auto outi = run_workgroup_kernel("block_prefix", {array_of(i32, xi), zeros(i32, {kGroup})});
+  std::vector<int32_t> gi = elements<int32_t>(outi[1]);
+  int32_t acc = 0;
+  for (int i = 0; i < kGroup; ++i) {
+    acc += xi[i];
+    ASSERT_EQ(gi[i], acc) << i;
+  }
+}
+
+TEST(PoclWorkgroups, TiledMatrixProduct) {
+  SKIP_WITHOUT_POCL();
+  const int m = 32, kk = 48, n = 48;
+  std::vector<float> a(m * kk), b(kk * n);
+  for (int i = 0; i < m * kk; ++i) a[i] = static_cast<float>((i * 7) % 11 - 5);
+  for (int i = 0; i < kk * n; ++i) b[i] = static_cast<float>((i * 5) % 13 - 6);
+  auto out = run_workgroup_kernel(
+      "matmul_tiled", {array_of(f32, a, {m, kk}), array_of(f32, b, {kk, n}), zeros(f32, {m, n})});
+  std::vector<float> c = elements<float>(out[2]);
+  for (int r = 0; r < m; ++r)
+    for (int col = 0; col < n; ++col) {
+      float acc = 0;  // small integers: exact in any order
+      for (int k = 0; k < kk; ++k) acc += a[r * kk + k] * b[k * n + col];
+      ASSERT_EQ(c[r * n + col], acc) << r << "," << col;
+    }
+}
+
+TEST(PoclWorkgroups, CollectivesInsideSequentialLoops) {
+  SKIP_WITHOUT_POCL();
+  int n = 2 * kGroup, rounds = 4;
+  std::vector<int32_t> x(n);
+  for (int i = 0; i < n; ++i) x[i] = (i * 13) % 9;
+  RunArg r = int_scalar(rounds);
+  auto out = run_workgroup_kernel("iterated_sums", {array_of(i32, x), zeros(i32, {n}), r});
+  std::vector<int32_t> got = elements<int32_t>(out[1]);
+  for (int g = 0; g < 2; ++g) {
+    std::vector<int32_t> v(x.begin() + g * kGroup, x.begin() + (g + 1) * kGroup);
+    for (int k = 0; k < rounds; ++k) {
+      int32_t total = 0;
+      for (int32_t e : v) total += e;
+      for (int32_t& e : v) e = total > 1000 ? e % 7 : e + total % 5;
+    }
+    for (int t = 0; t < kGroup; ++t) ASSERT_EQ(got[g * kGroup + t], v[t]) << g * kGroup + t;
+  }
+}
+
+// Atomics on shared memory: a histogram per group, then added to the global one.
+TEST(PoclWorkgroups, SharedMemoryHistogramWithAtomics) {
+  SKIP_WITHOUT_POCL();
+  int n = 3 * kGroup;
+  std::vector<int32_t> v(n);
+  for (int i = 0; i < n; ++i) v[i] = (i * 7919) % 1000 - 500;
+  auto out = run_workgroup_kernel("shared_histogram", {array_of(i32, v), zeros(i32, {16})});
+  std::vector<int32_t> got = elements<int32_t>(out[1]), want(16, 0);
+  for (int32_t x : v) ++want[((x % 16) + 16) % 16];
+  EXPECT_EQ(got, want);
+}
+
+// Without collectives a launch may end in a partial group: 300 iterations.
+TEST(PoclWorkgroups, LaneIdsAndSharedMemoryAllowPartialGroups) {
+  SKIP_WITHOUT_POCL();
+  int n = 300;
+  auto out = run_workgroup_kernel("lane_ids", {zeros(i32, {n}), zeros(i64, {n}), zeros(i32, {n})});
+  std::vector<int32_t> lanes = elements<int32_t>(out[0]), sizes = elements<int32_t>(out[2]);
+  std::vector<int64_t> groups = elements<int64_t>(out[1]);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(lanes[i], i % kGroup) << i;
+    ASSERT_EQ(groups[i], i / kGroup) << i;
+    ASSERT_EQ(sizes[i], kGroup) << i;
+  }
+  std::vector<float> x(n);
+  for (int i = 0; i < n; ++i) x[i] = i * 0.25f;
+  auto s = run_workgroup_kernel("shared_scratch", {array_of(f32, x), zeros(f32, {n})});
+  std::vector<float> got = elements<float>(s[1]);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], x[i] * 2.0f + 1.0f) << i;
 }
 
 }  // namespace

@@ -29,3 +29,15 @@ def every_op(x, out):
 def float_sum(x, total):
     for i in range(x.shape[0]):
         tack.atomic_add(total, (0, 0), x[i])
+
+
+@tack.kernel
+def float_ops(x, out):
+    for i in range(1):
+        out[0] = tack.atomic_add(x, 0, 0.5)
+        out[1] = tack.atomic_sub(x, 1, 0.25)
+        out[2] = tack.atomic_min(x, 2, -7.5)
+        out[3] = tack.atomic_max(x, 3, 9.5)
+        out[4] = tack.atomic_exchange(x, 4, 42.0)
+        out[5] = tack.atomic_cas(x, 5, 10.0, 11.0)
+        out[6] = tack.atomic_cas(x, 6, 0.0, 11.0)

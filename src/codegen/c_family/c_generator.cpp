@@ -466,8 +466,17 @@ std::string CFamilyGenerator::helper_report(int rank) {
 
 // A checked load: the element when every index is within its extent, else 0 and a report.
 // Local arrays live in the thread's private memory, a different address space on some targets.
-std::string CFamilyGenerator::helper_checked_load(DType mem, int rank, bool local) {
-  std::string name = fmt::format("tack_load{}_{}{}", rank, tag(mem), local ? "_local" : "");
+std::string CFamilyGenerator::space_of(int array) const {
+  const ir::Param& p = k_->params[array];
+  if (p.is_shared_array()) return shared_space();
+  return p.is_local_array() ? private_space() : global_space();
+}
+
+std::string CFamilyGenerator::helper_checked_load(DType mem, int rank, const std::string& space) {
+  std::string suffix = space == global_space()   ? ""
+                       : space == shared_space() ? "_shared"
+                                                 : "_local";
+  std::string name = fmt::format("tack_load{}_{}{}", rank, tag(mem), suffix);
   if (helper_names_.count(name)) return name;
   std::string report = helper_report(rank);
   std::string M = type_name(mem), I32 = type_name(DType::I32), I64 = type_name(DType::I64),
@@ -481,8 +490,7 @@ std::string CFamilyGenerator::helper_checked_load(DType mem, int rank, bool loca
   }
   std::string flat = rank ? "i0" : "0";
   for (int d = 1; d < rank; ++d) flat = fmt::format("({} * e{} + i{})", flat, d, d);
-  std::vector<std::string> params = {
-      fmt::format("{}const {}* p", local ? private_space() : global_space(), M)};
+  std::vector<std::string> params = {fmt::format("{}const {}* p", space, M)};
   params.insert(params.end(), exts.begin(), exts.end());
   params.insert(params.end(), idx.begin(), idx.end());
   params.push_back(fmt::format("{}{}* rec", global_space(), I32));
@@ -524,8 +532,8 @@ std::string CFamilyGenerator::load(const ir::Expr& e) {
     args.insert(args.end(), idx.begin(), idx.end());
     args.push_back(record_name_);
     args.push_back(fmt::format("{}, {}, {}", e.index, e.loc.line, e.loc.col));
-    bool local = k_->params[e.index].is_local_array();
-    v = fmt::format("{}({})", helper_checked_load(mem, static_cast<int>(idx.size()), local),
+    v = fmt::format("{}({})",
+                    helper_checked_load(mem, static_cast<int>(idx.size()), space_of(e.index)),
                     join(args, ", "));
   }
   return dt == DType::Bool ? "(" + v + " != 0)" : v;
@@ -625,6 +633,16 @@ std::string CFamilyGenerator::expr(const ir::Expr& e) {
       return extent_names_[e.index][e.dim];
     case Op::Load:
       return load(e);
+    case Op::Atomic:
+      return atomic(e);
+    case Op::Collective:
+      return collective(e);
+    case Op::ThreadId:
+      return lane_index();
+    case Op::GroupId:
+      return group_index();
+    case Op::GroupSize:
+      return group_size();
     case Op::Call:
       return call(e);
     case Op::Cast:
@@ -844,6 +862,8 @@ void CFamilyGenerator::stmt(const ir::Stmt& s, int depth) {
       return line(depth, "continue;");
     case K::Print:
       return print(s, depth);
+    case K::Barrier:
+      return line(depth, barrier(true));
     default:
       break;
   }
@@ -857,7 +877,7 @@ void CFamilyGenerator::block(const ir::Block& b, int depth) {
 
 // ---- the kernel ----
 
-std::string CFamilyGenerator::signature(const std::string& entry_name) {
+std::string CFamilyGenerator::signature(const std::string& entry_name, bool result_entry) {
   std::vector<std::string> params;
   auto add = [&](const std::string& decl) {
     params.push_back(decl + param_attribute(static_cast<int>(params.size())));
@@ -868,7 +888,7 @@ std::string CFamilyGenerator::signature(const std::string& entry_name) {
     param_names_.push_back(name);
     extent_names_.emplace_back();
     if (p.is_local_array()) {
-      // Per-thread scratch declared in the body; no launch passes it.
+      // Per-thread scratch or a shared array, declared in the body; no launch passes it.
       extent_names_.back().push_back(ilit(DType::I64, static_cast<uint64_t>(p.local_size)));
     } else if (p.type.is_array()) {
       add(fmt::format("{}{}{}* {}", global_space(), p.written ? "" : "const ",
@@ -891,17 +911,28 @@ std::string CFamilyGenerator::signature(const std::string& entry_name) {
   }
   record_name_ = fresh("tack_debug");
   add(fmt::format("{}{}* {}", global_space(), type_name(DType::I32), record_name_));
+  if (result_entry) {
+    result_name_ = fresh("tack_result");
+    add(fmt::format("{}{}* {}", global_space(), mem_type(k_->result->type.dtype), result_name_));
+  }
   if (!thread_position_param().empty()) params.push_back(thread_position_param());
+  if (k_->workgroup_size > 0)
+    for (const std::string& p : workgroup_params()) params.push_back(p);
   return fmt::format("{} {}(\n    {})", kernel_qualifier(), entry_name, join(params, ",\n    "));
 }
 
-std::string CFamilyGenerator::body() {
-  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64);
-  // Local arrays (tack.local_array): sema zeroes them where the kernel declares them.
+// Local arrays, shared arrays, the collectives' scratch and the locals.
+void CFamilyGenerator::declare_storage() {
+  // Local arrays (tack.local_array): sema zeroes them where the kernel declares them. Shared
+  // arrays are not initialized (one per group; lanes write them before a barrier).
   for (size_t p = 0; p < k_->params.size(); ++p)
     if (k_->params[p].is_local_array())
-      line(1, fmt::format("{} {}[{}];", mem_type(k_->params[p].type.dtype), param_names_[p],
+      line(1, fmt::format("{}{} {}[{}];", k_->params[p].shared ? shared_decl() : "",
+                          mem_type(k_->params[p].type.dtype), param_names_[p],
                           k_->params[p].local_size));
+  for (DType t : scratch_dtypes_)
+    line(1, fmt::format("{}{} tack_scratch_{}[{}];", shared_decl(), type_name(t), tag(t),
+                        k_->workgroup_size));
   // Locals live for the whole thread, zeroed so that a path that skips an assignment reads 0.
   for (const ir::Local& l : k_->locals) {
     local_names_.push_back(fresh(l.name, true));
@@ -909,6 +940,11 @@ std::string CFamilyGenerator::body() {
     std::string zero = is_float(t) ? flit(t, 0) : ilit(t, 0);
     line(1, fmt::format("{} {} = {};", type_name(t), local_names_.back(), zero));
   }
+}
+
+std::string CFamilyGenerator::body() {
+  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64);
+  declare_storage();
   // One thread per iteration: gid in [0, count0 * count1 * ...), row-major.
   std::string gid = fresh("tack_gid");
   line(1, fmt::format("{} {} = {};", I64, gid, strip_parens(global_index())));
@@ -935,20 +971,19 @@ std::string CFamilyGenerator::body() {
   return out_;
 }
 
-std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& entry_name) {
-  if (k.result)
-    throw Error(fmt::format(
-        "kernel '{}' returns a value (`return expr` after its loop), which the {} generator does "
-        "not support yet: store the value into an array argument instead",
-        k.name, target_label()));
-  auto atomic = [](const ir::Expr& e) { return e.op == Op::Atomic; };
-  if (any_expr(k.prelude, atomic) || any_expr(k.body, atomic))
-    throw Error(fmt::format(
-        "kernel '{}' uses atomics (tack.atomic_*), which the {} generator does not support yet: "
-        "run it on the CPU",
-        k.name, target_label()));
-  check_kernel(k);
-  k_ = &k;
+// The result entry: one thread recomputes the prelude and stores the result expression.
+std::string CFamilyGenerator::result_body() {
+  declare_storage();
+  line(1, fmt::format("if ({} != 0) return;", strip_parens(global_index())));
+  block(k_->prelude, 1);
+  std::string v = expr(*k_->result);
+  DType t = k_->result->type.dtype;
+  if (t == DType::Bool) v = fmt::format("(({})({}))", mem_type(t), v);
+  line(1, fmt::format("{}[0] = {};", result_name_, strip_parens(v)));
+  return out_;
+}
+
+void CFamilyGenerator::reset_entry() {
   names_.clear();
   param_names_.clear();
   extent_names_.clear();
@@ -956,18 +991,316 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
   start_names_.clear();
   step_names_.clear();
   count_names_.clear();
+  record_name_.clear();
+  result_name_.clear();
+  out_.clear();
+}
+
+std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& entry_name) {
+  check_kernel(k);
+  std::set<DType> allowed = atomic_dtypes();
+  auto check_atomic = [&](const ir::Expr& e) {
+    if (e.op != Op::Atomic) return false;
+    DType t = k.params[e.index].type.dtype;
+    if (!allowed.count(t) && !k.params[e.index].is_local_array())
+      throw Error(fmt::format(
+          "kernel '{}' (line {}): {} has no atomics on {} arrays; use an array of a dtype with "
+          "atomics ({})",
+          k.name, e.loc.line, target_label(), dtype_name(t), [&] {
+            std::string s;
+            for (DType a : allowed) s += (s.empty() ? "" : ", ") + tag(a);
+            return s;
+          }()));
+    return false;
+  };
+  any_expr(k.prelude, check_atomic);
+  any_expr(k.body, check_atomic);
+  k_ = &k;
   helper_names_.clear();
   helpers_.clear();
-  out_.clear();
+  scratch_dtypes_.clear();
+  auto collect = [&](const ir::Expr& e) {
+    if (e.op == Op::Collective) scratch_dtypes_.insert(e.type.dtype);
+    return false;
+  };
+  any_expr(k.body, collect);
+  std::string result_entry = entry_name + "_result";
+  reset_entry();
   names_.insert(entry_name);
-  std::string sig = signature(entry_name);
+  names_.insert(result_entry);
+  std::string sig = signature(entry_name, false);
   std::string code = body();
   std::string text = fmt::format("// Generated by Tack from kernel '{}'.\n", k.name);
   text += preamble(uses_dtype(k, DType::F64));
+  {
+    bool any = false, int64 = false;
+    auto find = [&](const ir::Expr& e) {
+      if (e.op == Op::Atomic && !k.params[e.index].is_local_array()) {
+        any = true;
+        int64 |= dtype_bits(k.params[e.index].type.dtype) == 64;
+      }
+      return false;
+    };
+    any_expr(k.prelude, find);
+    any_expr(k.body, find);
+    if (any) text += atomics_preamble(int64);
+  }
+  std::string entries = sig + " {\n" + code + "}\n";
+  if (k.result) {
+    reset_entry();
+    names_.insert(entry_name);
+    names_.insert(result_entry);
+    std::string rsig = signature(result_entry, true);
+    std::string rcode = result_body();
+    entries += "\n" + rsig + " {\n" + rcode + "}\n";
+  }
   text += "\n" + helpers_;  // each helper ends with a blank line
-  text += sig + " {\n" + code + "}\n";
+  text += entries;
   k_ = nullptr;
   return text;
+}
+
+// ---- atomics ----
+
+std::set<DType> CFamilyGenerator::atomic_dtypes() const {
+  return {DType::I32, DType::U32, DType::I64, DType::U64, DType::F32, DType::F64};
+}
+
+// The combining operation of an atomic or a collective, with the CPU's meaning: integers wrap,
+// float min and max of the collectives propagate NaN as tack's min and max do.
+std::string CFamilyGenerator::combine(Op op, DType t, const std::string& a, const std::string& b) {
+  switch (op) {
+    case Op::Add:
+    case Op::Sub:
+      if (is_float(t)) return fmt::format("({} {} {})", a, op == Op::Add ? "+" : "-", b);
+      return fmt::format("(({})(({}){} {} ({}){}))", type_name(t), wrap_type(t), a,
+                         op == Op::Add ? "+" : "-", wrap_type(t), b);
+    case Op::Min:
+    case Op::Max:
+      return fmt::format("{}({}, {})", helper_min_max(op, t), a, b);
+    case Op::BitAnd:
+      return fmt::format("(({})({} & {}))", type_name(t), a, b);
+    case Op::BitOr:
+      return fmt::format("(({})({} | {}))", type_name(t), a, b);
+    case Op::BitXor:
+      return fmt::format("(({})({} ^ {}))", type_name(t), a, b);
+    default:
+      break;
+  }
+  throw Error("internal error: no combining operation");
+}
+
+std::string CFamilyGenerator::helper_cas(DType u, const std::string& space) {
+  std::string sp = space == global_space() ? "" : "_shared";
+  std::string name = fmt::format("tack_cas_{}{}", tag(u), sp);
+  if (helper_names_.count(name)) return name;
+  std::string U = type_name(u);
+  return use_helper(
+      name, fmt::format("{} {} {}({}{}* p, {} e, {} d) {{\n{}}}\n", helper_qualifier(), U, name,
+                        space, U, U, U, cas_body(u, space)));
+}
+
+// `T tack_atomic_OP_T(SPACE T* p, T v)` (compare-and-swap: `(p, expected, desired)`), returning
+// the old value: a native atomic where the target has one, else a compare-and-swap loop over the
+// value's bits. On private memory (a local array) it is a plain read-modify-write.
+std::string CFamilyGenerator::helper_atomic(ir::AtomicOp op, DType t, int array) {
+  const ir::Param& param = k_->params[array];
+  std::string space = space_of(array);
+  bool priv = param.is_local_array() && !param.shared;
+  std::string sp = priv ? "_local" : param.shared ? "_shared" : "";
+  std::string name = fmt::format("tack_atomic_{}_{}{}", ir::atomic_name(op), tag(t), sp);
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t), H = helper_qualifier();
+  bool cas = op == ir::AtomicOp::Cas;
+  std::string params = cas ? fmt::format("{}{}* p, {} e, {} d", space, T, T, T)
+                           : fmt::format("{}{}* p, {} v", space, T, T);
+  DType u = dtype_bits(t) == 64 ? DType::U64 : DType::U32;
+  std::string U = type_name(u);
+  auto bits = [&](const std::string& x) {
+    return is_float(t) ? float_bits(t, false, x) : fmt::format("(({}){})", U, x);
+  };
+  auto value = [&](const std::string& x) {
+    return is_float(t) ? float_bits(t, true, x) : fmt::format("(({}){})", T, x);
+  };
+  std::string next;  // the new value from the old `o`
+  switch (op) {
+    case ir::AtomicOp::Add:
+      next = combine(Op::Add, t, "o", "v");
+      break;
+    case ir::AtomicOp::Sub:
+      next = combine(Op::Sub, t, "o", "v");
+      break;
+    case ir::AtomicOp::Min:  // floats: LLVM's atomicrmw fmin (minnum: a NaN operand is ignored)
+      next = is_float(t) ? fmt::format("{}(o, v)", math("fmin", t)) : "(o < v ? o : v)";
+      break;
+    case ir::AtomicOp::Max:
+      next = is_float(t) ? fmt::format("{}(o, v)", math("fmax", t)) : "(o > v ? o : v)";
+      break;
+    case ir::AtomicOp::And:
+      next = combine(Op::BitAnd, t, "o", "v");
+      break;
+    case ir::AtomicOp::Or:
+      next = combine(Op::BitOr, t, "o", "v");
+      break;
+    case ir::AtomicOp::Xor:
+      next = combine(Op::BitXor, t, "o", "v");
+      break;
+    case ir::AtomicOp::Exchange:
+      next = "v";
+      break;
+    case ir::AtomicOp::Cas:
+      break;
+  }
+  std::string def;
+  if (priv) {
+    def = cas ? fmt::format(
+                    "{H} {T} {N}({P}) {{\n  {T} o = *p;\n  if ({B} == {E}) *p = d;\n  return "
+                    "o;\n}}\n",
+                    fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("P", params),
+                    fmt::arg("B", bits("o")), fmt::arg("E", bits("e")))
+              : fmt::format("{H} {T} {N}({P}) {{\n  {T} o = *p;\n  *p = {X};\n  return o;\n}}\n",
+                            fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name),
+                            fmt::arg("P", params), fmt::arg("X", next));
+    return use_helper(name, def);
+  }
+  std::string native = cas ? "" : native_atomic(op, t, space, "p", "v");
+  if (!native.empty()) {
+    def = fmt::format("{} {} {}({}) {{ return {}; }}\n", H, T, name, params, native);
+    return use_helper(name, def);
+  }
+  std::string casf = helper_cas(u, space);
+  if (cas) {
+    def = fmt::format("{H} {T} {N}({P}) {{\n  return {V};\n}}\n", fmt::arg("H", H),
+                      fmt::arg("T", T), fmt::arg("N", name), fmt::arg("P", params),
+                      fmt::arg("V", value(fmt::format("{}(({}{}*)p, {}, {})", casf, space, U,
+                                                      bits("e"), bits("d")))));
+    return use_helper(name, def);
+  }
+  def = fmt::format(
+      "{H} {T} {N}({P}) {{\n"
+      "  {U} old = *({S}{U}*)p;\n"
+      "  for (;;) {{\n"
+      "    {T} o = {O};\n"
+      "    {U} seen = {C}(({S}{U}*)p, old, {X});\n"
+      "    if (seen == old) return o;\n"
+      "    old = seen;\n"
+      "  }}\n"
+      "}}\n",
+      fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("P", params),
+      fmt::arg("U", U), fmt::arg("S", space), fmt::arg("O", value("old")), fmt::arg("C", casf),
+      fmt::arg("X", bits(next)));
+  return use_helper(name, def);
+}
+
+std::string CFamilyGenerator::atomic(const ir::Expr& e) {
+  const ir::Param& p = k_->params[e.index];
+  DType t = p.type.dtype;
+  size_t rank = p.type.rank;
+  std::vector<std::string> idx, vals;
+  for (size_t i = 0; i < e.operands.size(); ++i)
+    (i < rank ? idx : vals).push_back(expr(*e.operands[i]));
+  std::string fn = helper_atomic(e.atomic, t, e.index);
+  const std::string& name = param_names_[e.index];
+  if (!e.checked)
+    return fmt::format("{}(&{}[{}], {})", fn, name, strip_parens(flat_index(e.index, idx)),
+                       join(vals, ", "));
+  // Debug mode: indices and values are evaluated once; out of bounds, the atomic is skipped,
+  // reported, and gives 0.
+  std::string checked = fmt::format("{}_checked{}", fn, rank);
+  if (!helper_names_.count(checked)) {
+    std::string report = helper_report(static_cast<int>(rank));
+    std::string T = type_name(t), I32 = type_name(DType::I32), I64 = type_name(DType::I64),
+                U64 = type_name(DType::U64);
+    std::vector<std::string> params = {fmt::format("{}{}* p", space_of(e.index), T)};
+    std::vector<std::string> conds, pass, values;
+    for (size_t d = 0; d < rank; ++d) params.push_back(fmt::format("{} e{}", I64, d));
+    for (size_t d = 0; d < rank; ++d) {
+      params.push_back(fmt::format("{} i{}", I64, d));
+      conds.push_back(fmt::format("({})i{} < ({})e{}", U64, d, U64, d));
+      pass.push_back(fmt::format("i{}", d));
+    }
+    for (size_t v = 0; v < vals.size(); ++v) {
+      params.push_back(fmt::format("{} v{}", T, v));
+      values.push_back(fmt::format("v{}", v));
+    }
+    params.push_back(fmt::format("{}{}* rec", global_space(), I32));
+    params.push_back(fmt::format("{} which, {} line, {} col", I32, I32, I32));
+    std::string flat = rank ? "i0" : "0";
+    for (size_t d = 1; d < rank; ++d) flat = fmt::format("({} * e{} + i{})", flat, d, d);
+    use_helper(checked, fmt::format("{H} {T} {N}({P}) {{\n"
+                                    "  if ({C}) return {F}(&p[{X}], {V});\n"
+                                    "  {R}(rec, which, line, col, 1{A});\n"
+                                    "  return 0;\n"
+                                    "}}\n",
+                                    fmt::arg("H", helper_qualifier()), fmt::arg("T", T),
+                                    fmt::arg("N", checked), fmt::arg("P", join(params, ", ")),
+                                    fmt::arg("C", conds.empty() ? "1" : join(conds, " && ")),
+                                    fmt::arg("F", fn), fmt::arg("X", flat),
+                                    fmt::arg("V", join(values, ", ")), fmt::arg("R", report),
+                                    fmt::arg("A", pass.empty() ? "" : ", " + join(pass, ", "))));
+  }
+  std::vector<std::string> args = {name};
+  args.insert(args.end(), extent_names_[e.index].begin(), extent_names_[e.index].end());
+  args.insert(args.end(), idx.begin(), idx.end());
+  args.insert(args.end(), vals.begin(), vals.end());
+  args.push_back(record_name_);
+  args.push_back(fmt::format("{}, {}, {}", e.index, e.loc.line, e.loc.col));
+  return fmt::format("{}({})", checked, join(args, ", "));
+}
+
+// ---- block collectives ----
+
+// `T tack_block_OP_T(SHARED T* s, int lane, T v)`: the fixed combining order of ir::Collective.
+std::string CFamilyGenerator::helper_collective(ir::Collective c, DType t) {
+  std::string name = fmt::format("tack_block_{}_{}", ir::collective_name(c), tag(t));
+  if (helper_names_.count(name)) return name;
+  std::string T = type_name(t), B = barrier(false);
+  int n = k_->workgroup_size;
+  std::string def;
+  if (c == ir::Collective::Scan) {
+    def = fmt::format(
+        "{H} {T} {N}({S}{T}* s, int lane, {T} v) {{\n"
+        "  s[lane] = v;\n"
+        "  {B}\n"
+        "  for (int d = 1; d < {n}; d <<= 1) {{\n"
+        "    {T} x = lane >= d ? s[lane - d] : s[lane];\n"
+        "    {B}\n"
+        "    if (lane >= d) s[lane] = {X};\n"
+        "    {B}\n"
+        "  }}\n"
+        "  {T} r = s[lane];\n"
+        "  {B}\n"
+        "  return r;\n"
+        "}}\n",
+        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name),
+        fmt::arg("S", shared_space()), fmt::arg("B", B), fmt::arg("n", n),
+        fmt::arg("X", combine(Op::Add, t, "x", "s[lane]")));
+  } else {
+    Op op = c == ir::Collective::Sum ? Op::Add : c == ir::Collective::Min ? Op::Min : Op::Max;
+    def = fmt::format(
+        "{H} {T} {N}({S}{T}* s, int lane, {T} v) {{\n"
+        "  s[lane] = v;\n"
+        "  {B}\n"
+        "  for (int h = {half}; h > 0; h >>= 1) {{\n"
+        "    if (lane < h) s[lane] = {X};\n"
+        "    {B}\n"
+        "  }}\n"
+        "  {T} r = s[0];\n"
+        "  {B}\n"
+        "  return r;\n"
+        "}}\n",
+        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name),
+        fmt::arg("S", shared_space()), fmt::arg("B", B), fmt::arg("half", n / 2),
+        fmt::arg("X", combine(op, t, "s[lane]", "s[lane + h]")));
+  }
+  return use_helper(name, def);
+}
+
+std::string CFamilyGenerator::collective(const ir::Expr& e) {
+  DType t = e.type.dtype;
+  std::string v = expr(*e.operands[0]);
+  return fmt::format("{}(tack_scratch_{}, {}, {})", helper_collective(e.collective, t), tag(t),
+                     lane_index(), strip_parens(v));
 }
 
 std::string generate_source(const ir::Kernel& k, const std::string& target,
@@ -978,7 +1311,7 @@ std::string generate_source(const ir::Kernel& k, const std::string& target,
   else if (target == "hip")
     g = std::make_unique<HipGenerator>();
   else if (target == "opencl" || target == "level_zero")
-    g = std::make_unique<OpenClGenerator>();
+    g = std::make_unique<OpenClGenerator>(target == "level_zero");
   else if (target == "metal")
     g = std::make_unique<MslGenerator>();
   else

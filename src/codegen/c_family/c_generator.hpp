@@ -13,8 +13,33 @@
 //   for each parallel-loop dimension: start, step, count (64-bit);
 //   a pointer to the debug record (an int array laid out as codegen::DebugRecord), written only
 //     by kernels compiled in debug mode.
+//   Metal only: the thread's position in the grid ([[thread_position_in_grid]]) and, in kernels
+//     with workgroups, its lane, group and group size (thread_position_in_threadgroup,
+//     threadgroup_position_in_grid, threads_per_threadgroup).
 // A launch runs at least count0 * count1 * ... threads; thread `gid` runs the iteration whose
 // row-major position is gid, and threads past the total return at once.
+//
+// Workgroups: a kernel with ir::Kernel::workgroup_size > 0 (it uses tack.shared, thread_id,
+// barrier, block collectives...) must be launched with groups of exactly that many threads (256)
+// in dimension 0. When it also has ir::Kernel::collectives (barriers or block collectives), the
+// launch must consist of complete groups: the runtime refuses an iteration count that is not a
+// multiple of 256, so no thread returns early and every barrier is reached by the whole group.
+// Shared arrays and the collectives' scratch (256 values per dtype used) are statically sized
+// workgroup memory (__shared__, __local, threadgroup). Block collectives combine in the fixed
+// order of ir::Collective, so floats give the same bits on every target.
+//
+// Atomics (tack.atomic_*) are relaxed and device-scoped and return the old value. 32-bit integer
+// operations use the target's native atomics (and CUDA/HIP's float and 64-bit adds); the others
+// (floats, 64-bit min/max/and/or/xor/exchange, every compare-and-swap of a float) are
+// compare-and-swap loops over the value's bits. Supported dtypes: i32 u32 i64 u64 f32 f64 on
+// CUDA, HIP and OpenCL (64-bit needs cl_khr_int64_base/extended_atomics); i32 u32 f32 on Metal
+// and Level Zero. Other dtypes are refused with an error naming the target. An atomic on a
+// tack.local_array is a plain read-modify-write (no other thread sees that memory).
+//
+// Kernels that return a value (`return expr` after the loop) get a second entry named
+// `<entry>_result` with the same parameters followed by one more: a global pointer to the
+// result's memory type (a bool is a byte). Launch it with one thread after the main entry has
+// finished: it recomputes the prelude and stores the result expression at element 0.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +53,9 @@
 namespace tack::codegen {
 
 // The source of `k` for `target` ("cuda", "hip", "opencl", "level_zero" (OpenCL C), "metal"),
-// with the kernel function named `entry_name`. Throws tack::Error for an unknown target, a
-// kernel with a `return` value (not supported on GPUs yet) and f64 on Metal.
+// with the kernel function named `entry_name` (and `<entry_name>_result` for a kernel that
+// returns a value). Throws tack::Error for an unknown target, f64 on Metal and atomics on a
+// dtype the target has no atomics for.
 std::string generate_source(const ir::Kernel& k, const std::string& target,
                             const std::string& entry_name);
 
@@ -97,6 +123,35 @@ class CFamilyGenerator {
   // Refuses kernels the target cannot run (Metal: f64). Throws tack::Error.
   virtual void check_kernel(const ir::Kernel& k) const {}
 
+  // ---- workgroups and atomics ----
+  // The qualifier that declares a shared array ("__shared__ ", "__local ", "threadgroup "), and
+  // the address space of a pointer to one ("" in CUDA).
+  virtual std::string shared_decl() const = 0;
+  virtual std::string shared_space() const = 0;
+  // A statement: wait for the whole group; `global` also orders device memory (tack.barrier),
+  // else only shared memory (inside the collectives).
+  virtual std::string barrier(bool global) const = 0;
+  // Expressions: the lane in the group (int), the group's index (64-bit), the group's size (int).
+  virtual std::string lane_index() const = 0;
+  virtual std::string group_index() const = 0;
+  virtual std::string group_size() const = 0;
+  // More kernel parameters that deliver these (Metal), in kernels with workgroups.
+  virtual std::vector<std::string> workgroup_params() const { return {}; }
+  // Lines for the top of the file when the kernel has atomics (`int64`: on 64-bit values).
+  virtual std::string atomics_preamble(bool int64) const { return ""; }
+  // The dtypes with atomics on this target.
+  virtual std::set<DType> atomic_dtypes() const;
+  // An expression for a native atomic `op` on `T* p` (in address space `space`) with value `v`
+  // that returns the old value, or "" to use a compare-and-swap loop.
+  virtual std::string native_atomic(ir::AtomicOp op, DType t, const std::string& space,
+                                    const std::string& p, const std::string& v) const = 0;
+  // The body of `U tack_cas(SPACE U* p, U e, U d)` for U = u32 or u64: one strong
+  // compare-and-swap returning the old value.
+  virtual std::string cas_body(DType u, const std::string& space) const = 0;
+  // An expression: the bits of `v` (of float dtype `from`) as the unsigned integer of its width,
+  // or the reverse (`to_float`).
+  virtual std::string float_bits(DType f, bool to_float, const std::string& v) const = 0;
+
  private:
   // ---- names ----
   // A unique identifier. User names (parameters, locals) are sanitized and renamed away from
@@ -119,7 +174,15 @@ class CFamilyGenerator {
   std::string helper_float_to_int(DType from, DType to);
   std::string helper_trips(bool is_signed);
   std::string helper_report(int rank);
-  std::string helper_checked_load(DType mem, int rank, bool local);
+  // `space`: the address space of the array (global, private, shared).
+  std::string helper_checked_load(DType mem, int rank, const std::string& space);
+  std::string space_of(int array) const;
+  std::string helper_cas(DType u, const std::string& space);
+  std::string helper_atomic(ir::AtomicOp op, DType t, int array);
+  std::string helper_collective(ir::Collective c, DType t);
+  std::string combine(ir::Op op, DType t, const std::string& a, const std::string& b);
+  std::string atomic(const ir::Expr& e);
+  std::string collective(const ir::Expr& e);
   // ---- code ----
   std::string expr(const ir::Expr& e);
   std::string call(const ir::Expr& e);
@@ -132,8 +195,11 @@ class CFamilyGenerator {
   void for_loop(const ir::Stmt& s, int depth);
   void print(const ir::Stmt& s, int depth);
   void line(int depth, const std::string& text);
-  std::string signature(const std::string& entry_name);
+  std::string signature(const std::string& entry_name, bool result_entry);
+  void declare_storage();
   std::string body();
+  std::string result_body();
+  void reset_entry();
 
   const ir::Kernel* k_ = nullptr;
   std::set<std::string> names_;
@@ -141,7 +207,8 @@ class CFamilyGenerator {
   std::vector<std::vector<std::string>> extent_names_;  // per array parameter
   std::vector<std::string> local_names_;
   std::vector<std::string> start_names_, step_names_, count_names_;
-  std::string record_name_;
+  std::string record_name_, result_name_;
+  std::set<DType> scratch_dtypes_;  // block collectives' scratch arrays
   std::set<std::string> helper_names_;
   std::string helpers_;
   std::string out_;

@@ -56,10 +56,65 @@ std::string CudaGenerator::claim_record(const std::string& hit, const std::strin
 
 bool CudaGenerator::is_reserved(std::string_view name) const {
   static const std::set<std::string_view> words = {
-      "blockIdx", "threadIdx",       "blockDim",
-      "gridDim",  "warpSize",        "atomicCAS",
-      "dim3",     "__uint_as_float", "__longlong_as_double"};
+      "blockIdx",  "threadIdx",       "blockDim",
+      "gridDim",   "warpSize",        "atomicCAS",
+      "dim3",      "__uint_as_float", "__longlong_as_double",
+      "atomicAdd", "atomicSub",       "atomicMin",
+      "atomicMax", "atomicAnd",       "atomicOr",
+      "atomicXor", "atomicExch"};
   return words.count(name) || CFamilyGenerator::is_reserved(name);
+}
+
+}  // namespace tack::codegen
+
+namespace tack::codegen {
+
+// CUDA's and HIP's native atomics: every 32-bit integer operation, and the adds of floats and
+// 64-bit integers (a signed add is the unsigned one: both wrap).
+std::string CudaGenerator::native_atomic(ir::AtomicOp op, DType t, const std::string&,
+                                         const std::string& p, const std::string& v) const {
+  using A = ir::AtomicOp;
+  if (t == DType::I32 || t == DType::U32) {
+    switch (op) {
+      case A::Add:
+        return fmt::format("atomicAdd({}, {})", p, v);
+      case A::Sub:
+        return fmt::format("atomicSub({}, {})", p, v);
+      case A::Min:
+        return fmt::format("atomicMin({}, {})", p, v);
+      case A::Max:
+        return fmt::format("atomicMax({}, {})", p, v);
+      case A::And:
+        return fmt::format("atomicAnd({}, {})", p, v);
+      case A::Or:
+        return fmt::format("atomicOr({}, {})", p, v);
+      case A::Xor:
+        return fmt::format("atomicXor({}, {})", p, v);
+      case A::Exchange:
+        return fmt::format("atomicExch({}, {})", p, v);
+      case A::Cas:
+        return "";
+    }
+  }
+  if (op != A::Add) return "";
+  if (t == DType::F32 || t == DType::F64 || t == DType::U64)
+    return fmt::format("atomicAdd({}, {})", p, v);
+  if (t == DType::I64)
+    return fmt::format("(long long)atomicAdd((unsigned long long*){}, (unsigned long long){})", p,
+                       v);
+  return "";
+}
+
+std::string CudaGenerator::cas_body(DType, const std::string&) const {
+  return "  return atomicCAS(p, e, d);\n";
+}
+
+std::string CudaGenerator::float_bits(DType f, bool to_float, const std::string& v) const {
+  if (f == DType::F32)
+    return fmt::format(fmt::runtime(to_float ? "__uint_as_float({})" : "__float_as_uint({})"), v);
+  return fmt::format(fmt::runtime(to_float ? "__longlong_as_double((long long){})"
+                                           : "((unsigned long long)__double_as_longlong({}))"),
+                     v);
 }
 
 }  // namespace tack::codegen

@@ -55,7 +55,7 @@ void MslGenerator::check_kernel(const ir::Kernel& k) const {
         "kernel '{}' computes in f64, which Metal does not support (Metal GPUs have no 64-bit "
         "floating point): pass f32 arrays and scalars, or run it on another backend",
         k.name));
-  int buffers = 1 + 3 * static_cast<int>(k.dims.size());
+  int buffers = 1 + 3 * static_cast<int>(k.dims.size()) + (k.result ? 1 : 0);
   for (const ir::Param& p : k.params)
     if (!p.is_local_array()) buffers += p.type.is_array() ? 1 + p.type.rank : 1;
   if (buffers > kMaxMetalBuffers)
@@ -63,6 +63,79 @@ void MslGenerator::check_kernel(const ir::Kernel& k) const {
         "kernel '{}' needs {} Metal buffer arguments (arrays, their extents, scalars and loop "
         "bounds), more than Metal's {}: pass fewer arguments",
         k.name, buffers, kMaxMetalBuffers));
+}
+
+}  // namespace tack::codegen
+
+namespace tack::codegen {
+
+std::string MslGenerator::barrier(bool global) const {
+  return global ? "metal::threadgroup_barrier(metal::mem_flags::mem_device | "
+                  "metal::mem_flags::mem_threadgroup);"
+                : "metal::threadgroup_barrier(metal::mem_flags::mem_threadgroup);";
+}
+
+std::vector<std::string> MslGenerator::workgroup_params() const {
+  return {"uint tack_lane [[thread_position_in_threadgroup]]",
+          "uint tack_group [[threadgroup_position_in_grid]]",
+          "uint tack_group_size [[threads_per_threadgroup]]"};
+}
+
+// Metal declares atomics on i32, u32 and f32 (the last through compare-and-swap here).
+std::set<DType> MslGenerator::atomic_dtypes() const {
+  return {DType::I32, DType::U32, DType::F32};
+}
+
+std::string MslGenerator::native_atomic(ir::AtomicOp op, DType t, const std::string& space,
+                                        const std::string& p, const std::string& v) const {
+  using A = ir::AtomicOp;
+  if (t != DType::I32 && t != DType::U32) return "";
+  const char* fn = nullptr;
+  switch (op) {
+    case A::Add:
+      fn = "atomic_fetch_add_explicit";
+      break;
+    case A::Sub:
+      fn = "atomic_fetch_sub_explicit";
+      break;
+    case A::Min:
+      fn = "atomic_fetch_min_explicit";
+      break;
+    case A::Max:
+      fn = "atomic_fetch_max_explicit";
+      break;
+    case A::And:
+      fn = "atomic_fetch_and_explicit";
+      break;
+    case A::Or:
+      fn = "atomic_fetch_or_explicit";
+      break;
+    case A::Xor:
+      fn = "atomic_fetch_xor_explicit";
+      break;
+    case A::Exchange:
+      fn = "atomic_exchange_explicit";
+      break;
+    case A::Cas:
+      return "";
+  }
+  return fmt::format("metal::{}(({}metal::{}*){}, {}, metal::memory_order_relaxed)", fn, space,
+                     t == DType::I32 ? "atomic_int" : "atomic_uint", p, v);
+}
+
+// A weak compare-and-swap may fail spuriously: retry while the value still equals `e`.
+std::string MslGenerator::cas_body(DType, const std::string& space) const {
+  return fmt::format(
+      "  uint x = e;\n"
+      "  while (!metal::atomic_compare_exchange_weak_explicit(({}metal::atomic_uint*)p, &x, d, "
+      "metal::memory_order_relaxed, metal::memory_order_relaxed))\n"
+      "    if (x != e) return x;\n"
+      "  return e;\n",
+      space);
+}
+
+std::string MslGenerator::float_bits(DType, bool to_float, const std::string& v) const {
+  return fmt::format(fmt::runtime(to_float ? "as_type<float>({})" : "as_type<uint>({})"), v);
 }
 
 }  // namespace tack::codegen

@@ -62,11 +62,78 @@ std::string OpenClGenerator::claim_record(const std::string& hit, const std::str
 
 bool OpenClGenerator::is_reserved(std::string_view name) const {
   static const std::set<std::string_view> words = {
-      "__kernel",     "__global",  "__local",        "__constant",    "__private",
-      "image1d_t",    "image2d_t", "image3d_t",      "get_global_id", "get_local_id",
-      "get_group_id", "barrier",   "atomic_cmpxchg", "as_float",      "as_double",
-      "select",       "clamp",     "convert_int",    "vload",         "vstore"};
+      "__kernel",     "__global",      "__local",        "__constant",    "__private",
+      "image1d_t",    "image2d_t",     "image3d_t",      "get_global_id", "get_local_id",
+      "get_group_id", "barrier",       "atomic_cmpxchg", "as_float",      "as_double",
+      "select",       "clamp",         "convert_int",    "vload",         "vstore",
+      "atomic_add",   "atomic_sub",    "atomic_min",     "atomic_max",    "atomic_and",
+      "atomic_or",    "atomic_xor",    "atomic_xchg",    "atom_cmpxchg",  "as_uint",
+      "as_ulong",     "get_local_size"};
   return words.count(name) || CFamilyGenerator::is_reserved(name);
+}
+
+}  // namespace tack::codegen
+
+namespace tack::codegen {
+
+// Level Zero declares atomics on i32, u32 and f32 only (spec backends.md).
+std::set<DType> OpenClGenerator::atomic_dtypes() const {
+  if (level_zero_) return {DType::I32, DType::U32, DType::F32};
+  return CudaGenerator::atomic_dtypes();
+}
+
+// 64-bit values go through atom_cmpxchg (cl_khr_int64_base_atomics).
+std::string OpenClGenerator::atomics_preamble(bool int64) const {
+  return int64 ? "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n" : "";
+}
+
+// OpenCL 1.1's atomics on 32-bit integers; everything else is a compare-and-swap loop.
+std::string OpenClGenerator::native_atomic(ir::AtomicOp op, DType t, const std::string&,
+                                           const std::string& p, const std::string& v) const {
+  using A = ir::AtomicOp;
+  if (t != DType::I32 && t != DType::U32) return "";
+  const char* fn = nullptr;
+  switch (op) {
+    case A::Add:
+      fn = "atomic_add";
+      break;
+    case A::Sub:
+      fn = "atomic_sub";
+      break;
+    case A::Min:
+      fn = "atomic_min";
+      break;
+    case A::Max:
+      fn = "atomic_max";
+      break;
+    case A::And:
+      fn = "atomic_and";
+      break;
+    case A::Or:
+      fn = "atomic_or";
+      break;
+    case A::Xor:
+      fn = "atomic_xor";
+      break;
+    case A::Exchange:
+      fn = "atomic_xchg";
+      break;
+    case A::Cas:
+      return "";
+  }
+  return fmt::format("{}({}, {})", fn, p, v);
+}
+
+std::string OpenClGenerator::cas_body(DType u, const std::string& space) const {
+  if (u == DType::U64)
+    return fmt::format("  return atom_cmpxchg((volatile {}ulong*)p, e, d);\n", space);
+  return fmt::format("  return atomic_cmpxchg((volatile {}uint*)p, e, d);\n", space);
+}
+
+std::string OpenClGenerator::float_bits(DType f, bool to_float, const std::string& v) const {
+  if (f == DType::F32)
+    return fmt::format(fmt::runtime(to_float ? "as_float({})" : "as_uint({})"), v);
+  return fmt::format(fmt::runtime(to_float ? "as_double({})" : "as_ulong({})"), v);
 }
 
 }  // namespace tack::codegen

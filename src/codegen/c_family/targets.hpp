@@ -26,6 +26,16 @@ class CudaGenerator : public CFamilyGenerator {
   std::string claim_record(const std::string& hit, const std::string& won) const override;
   std::string texture_type() const override { return "cudaTextureObject_t"; }
   bool is_reserved(std::string_view name) const override;
+  std::string shared_decl() const override { return "__shared__ "; }
+  std::string shared_space() const override { return ""; }
+  std::string barrier(bool) const override { return "__syncthreads();"; }
+  std::string lane_index() const override { return "((int)threadIdx.x)"; }
+  std::string group_index() const override { return "((long long)blockIdx.x)"; }
+  std::string group_size() const override { return "((int)blockDim.x)"; }
+  std::string native_atomic(ir::AtomicOp op, DType t, const std::string& space,
+                            const std::string& p, const std::string& v) const override;
+  std::string cas_body(DType u, const std::string& space) const override;
+  std::string float_bits(DType f, bool to_float, const std::string& v) const override;
 };
 
 // HIP compiles CUDA's dialect: only the include and the texture handle type differ.
@@ -36,9 +46,13 @@ class HipGenerator : public CudaGenerator {
   std::string texture_type() const override { return "hipTextureObject_t"; }
 };
 
+// OpenCL C for the opencl backend, or (level_zero) for Level Zero, which declares fewer atomics.
 class OpenClGenerator : public CudaGenerator {
  public:
-  std::string target_label() const override { return "OpenCL C"; }
+  explicit OpenClGenerator(bool level_zero = false) : level_zero_(level_zero) {}
+  std::string target_label() const override {
+    return level_zero_ ? "Level Zero (OpenCL C)" : "OpenCL C";
+  }
   std::string preamble(bool uses_f64) const override;
   std::string kernel_qualifier() const override { return "__kernel void"; }
   std::string helper_qualifier() const override { return "static inline"; }
@@ -53,6 +67,24 @@ class OpenClGenerator : public CudaGenerator {
   std::string print_float_arg(DType, const std::string& v) const override { return v; }
   std::string texture_type() const override { return "image3d_t"; }
   bool is_reserved(std::string_view name) const override;
+  std::string shared_decl() const override { return "__local "; }
+  std::string shared_space() const override { return "__local "; }
+  std::string barrier(bool global) const override {
+    return global ? "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"
+                  : "barrier(CLK_LOCAL_MEM_FENCE);";
+  }
+  std::string lane_index() const override { return "((int)get_local_id(0))"; }
+  std::string group_index() const override { return "((long)get_group_id(0))"; }
+  std::string group_size() const override { return "((int)get_local_size(0))"; }
+  std::set<DType> atomic_dtypes() const override;
+  std::string atomics_preamble(bool int64) const override;
+  std::string native_atomic(ir::AtomicOp op, DType t, const std::string& space,
+                            const std::string& p, const std::string& v) const override;
+  std::string cas_body(DType u, const std::string& space) const override;
+  std::string float_bits(DType f, bool to_float, const std::string& v) const override;
+
+ private:
+  bool level_zero_;
 };
 
 class MslGenerator : public CFamilyGenerator {
@@ -79,6 +111,18 @@ class MslGenerator : public CFamilyGenerator {
   std::string texture_type() const override { return "metal::texture3d<float>"; }
   bool is_reserved(std::string_view name) const override;
   void check_kernel(const ir::Kernel& k) const override;
+  std::string shared_decl() const override { return "threadgroup "; }
+  std::string shared_space() const override { return "threadgroup "; }
+  std::string barrier(bool global) const override;
+  std::string lane_index() const override { return "((int)tack_lane)"; }
+  std::string group_index() const override { return "((long)tack_group)"; }
+  std::string group_size() const override { return "((int)tack_group_size)"; }
+  std::vector<std::string> workgroup_params() const override;
+  std::set<DType> atomic_dtypes() const override;
+  std::string native_atomic(ir::AtomicOp op, DType t, const std::string& space,
+                            const std::string& p, const std::string& v) const override;
+  std::string cas_body(DType u, const std::string& space) const override;
+  std::string float_bits(DType f, bool to_float, const std::string& v) const override;
 };
 
 }  // namespace tack::codegen

@@ -689,6 +689,13 @@ class Generator {
       }
       case Op::BitNot:
         return b_.CreateNot(expr(*e.operands[0]));
+      case Op::ThreadId:
+      case Op::GroupId:
+      case Op::GroupSize:
+      case Op::Collective:
+        // Semantic analysis rejects workgroup primitives for the CPU before this point.
+        throw Error(fmt::format("internal error: kernel '{}' reached the CPU generator with {}",
+                                k_.name, ir::op_name(e.op)));
       default:
         break;
     }
@@ -827,6 +834,11 @@ class Generator {
         return;
       case ir::Stmt::Kind::Print:
         return print(s);
+      case ir::Stmt::Kind::Barrier:
+        throw Error(
+            fmt::format("internal error: kernel '{}' reached the CPU generator with a "
+                        "barrier",
+                        k_.name));
     }
   }
 
