@@ -180,6 +180,7 @@ struct Kernel {
   Block body;          // one iteration
   ExprPtr result;      // `return expr` after the loop, or null
   bool debug = false;  // loads and stores carry index checks
+  int workgroup_size = 0;  // 256 when the kernel uses workgroup primitives: launches use groups of this size
 };
 
 }  // namespace tack::ir
