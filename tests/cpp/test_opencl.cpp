@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +64,8 @@ bool run_child(const std::string& filter, const std::vector<std::string>& extra_
     bool replaced = false;
     for (const std::string& x : extra_env)
       replaced |= kv.compare(0, x.find('=') + 1, x, 0, x.find('=') + 1) == 0;
+    // The children choose their devices themselves.
+    replaced |= kv.rfind("TACK_TEST_DEVICE=", 0) == 0;
     if (!replaced) env.push_back(kv);
   }
   env.insert(env.end(), extra_env.begin(), extra_env.end());
@@ -77,6 +81,21 @@ bool run_child(const std::string& filter, const std::vector<std::string>& extra_
   waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+
+// TACK_TEST_DEVICE=opencl runs this binary's other suites with OpenCL as the default device
+// (the CTest entry tack_tests_on_opencl; see tests/CMakeLists.txt).
+// Where that device is unavailable the binary exits with 77, which CTest reports as skipped.
+const bool kDefaultDeviceSet = [] {
+  const char* d = std::getenv("TACK_TEST_DEVICE");
+  if (!d || !*d) return false;
+  try {
+    set_default_device(d);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "skipped: TACK_TEST_DEVICE=%s is unavailable: %s\n", d, e.what());
+    std::exit(77);
+  }
+  return true;
+}();
 
 // ---- availability ----
 
