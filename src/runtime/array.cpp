@@ -273,8 +273,10 @@ Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* d
   return Array(std::move(buffer), 0, shape, dtype);
 }
 
-std::string memory_space(const void*) {
-  // Only host memory exists in this build.
+std::string memory_space(const void* ptr) {
+  // Host memory unless a device backend claims the address.
+  if (detail::Backend* b = detail::find_backend("opencl"); b && b->owns(ptr))
+    return b->info().device_memory_spaces.front();
   return "cpu";
 }
 

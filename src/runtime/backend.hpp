@@ -75,6 +75,9 @@ class Backend {
   // the end of that use. The CPU uses the pointer as it is.
   virtual void* wrap(int device, void* ptr, size_t bytes) { return ptr; }
   virtual void unwrap(int device, void* address) {}
+  // Whether `address` is in memory this backend allocated (memory_space()); the CPU's is the
+  // default answer.
+  virtual bool owns(const void* address) { return false; }
   virtual void copy_to_host(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_on_device(int device, void* dst, const void* src, size_t bytes) = 0;

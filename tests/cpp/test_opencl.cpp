@@ -151,6 +151,8 @@ TEST(OpenCl, BuffersRoundTrip) {
   for (int i = 0; i < 1000; ++i) host[i] = i * 7 - 300;
   Array a = upload(host, {1000}, d);
   EXPECT_EQ(a.device(), d);
+  EXPECT_EQ(memory_space(a.data()), "opencl");
+  EXPECT_EQ(memory_space(host.data()), "cpu");
   EXPECT_EQ(a.to_vector<int32_t>(), host);
   EXPECT_EQ(a.at<int32_t>({999}), 999 * 7 - 300);
   // A copy on the device, then a fill of the original: the copy keeps the old values.

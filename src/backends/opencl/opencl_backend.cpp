@@ -141,6 +141,14 @@ class OpenClBackend final : public detail::Backend {
 
   void unwrap(int device, void* address) override { forget(address); }
 
+  bool owns(const void* address) override {
+    auto a = reinterpret_cast<uintptr_t>(address);
+    std::lock_guard lock(mutex_);
+    auto it = memory_.upper_bound(a);
+    return it != memory_.begin() && !std::prev(it)->second.wrapped &&
+           a - std::prev(it)->first < std::max<size_t>(std::prev(it)->second.bytes, 1);
+  }
+
   void copy_to_host(int device, void* dst, const void* src, size_t n) override {
     if (n == 0) return;
     auto [mem, offset] = resolve(src);
