@@ -14,6 +14,7 @@
 #include <random>
 
 #include "reference.hpp"
+#include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
 #include "test_support.hpp"
 
@@ -401,6 +402,67 @@ TEST_F(OpenClExamples, KernelsTheGeneratorCannotRunGiveAClearError) {
   }
   // Nothing was left queued that fails later.
   EXPECT_NO_THROW(sync());
+}
+
+// ---- the backend contract directly ----
+
+// A backend-level launch of `k` with one f32 array (any rank) argument list built by the caller.
+struct DirectLaunch {
+  detail::Backend* backend = device("opencl").impl();
+  detail::CompileOptions options;
+  DirectLaunch() { options.symbol_prefix = "tack_direct_test"; }
+};
+
+TEST_F(OpenClExamples, WorkgroupKernelsLaunchInGroupsOfTheirSize) {
+  // ir::Kernel::workgroup_size asks for groups of 256; 1000 iterations round up to 1024 work
+  // items, and those past the count return at once.
+  ir::Kernel k = test::specialize(
+      "import tack\n@tack.kernel\ndef k(x, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = x[i] + 1\n",
+      "f32[],f32[]");
+  k.workgroup_size = 256;
+  DirectLaunch d;
+  auto code = d.backend->load(d.backend->compile(k, d.options, 0), k, d.options, 0);
+  const int64_t n = 1000;
+  Array x = arange(n, f32, &gpu_), out = zeros({n}, f32, &gpu_);
+  detail::LaunchArgs a;
+  a.params.resize(2);
+  a.params[0].data = x.data();
+  a.params[0].shape = x.shape().data();
+  a.params[1].data = out.data();
+  a.params[1].shape = out.shape().data();
+  a.start = {0};
+  a.step = {1};
+  a.count = {n};
+  d.backend->launch(*code, k, a, 0);
+  d.backend->synchronize(0);
+  auto v = out.to_vector<float>();
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(v[i], i + 1.0f) << i;
+}
+
+TEST_F(OpenClExamples, AProgramThatFailsToBuildGivesTheLogAndTheKernel) {
+  ir::Kernel k = test::specialize(
+      "import tack\n@tack.kernel\ndef broken(x):\n    for i in range(x.shape[0]):\n"
+      "        x[i] = 0\n",
+      "f32[]", "broken");
+  DirectLaunch d;
+  // A cached artifact with no binary and a source that does not compile.
+  std::string source = "__kernel void tack_direct_test(__global float* x) { this is not C; }\n";
+  std::string artifact = "tack-opencl 1\n";
+  uint64_t sizes[2] = {0, source.size()};
+  artifact.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
+  artifact += source;
+  try {
+    d.backend->load(artifact, k, d.options, 0);
+    FAIL() << "the program built";
+  } catch (const DeviceError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("kernel 'broken': OpenCL could not build"), std::string::npos) << w;
+    EXPECT_NE(w.find("Build log:"), std::string::npos) << w;
+    EXPECT_NE(w.find("error"), std::string::npos) << w;  // the compiler's own words
+  }
+  // A malformed artifact is a DeviceError too (the runtime then recompiles).
+  EXPECT_THROW(d.backend->load("not an artifact", k, d.options, 0), DeviceError);
 }
 
 // ---- the disk cache: program binaries across processes ----
