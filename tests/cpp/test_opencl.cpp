@@ -400,13 +400,25 @@ TEST_F(OpenClExamples, KernelsTheGeneratorCannotRunGiveAClearError) {
     EXPECT_NE(w.find("kernel 'total'"), std::string::npos) << w;
     EXPECT_NE(w.find("OpenCL"), std::string::npos) << w;
   }
+  // Atomics: the same, before anything is queued.
+  Module atomics = Module::from_file(test::kernels_dir() + "/atomics.py");
+  Array values = full({8}, 0.5, f32, &gpu_), counts = zeros({4}, i32, &gpu_);
+  try {
+    atomics.kernel("histogram")(values, 4, counts);
+    FAIL() << "expected an error";
+  } catch (const DeviceError& e) {
+    std::string w = e.what();
+    EXPECT_NE(w.find("kernel 'histogram' uses atomics"), std::string::npos) << w;
+    EXPECT_NE(w.find("OpenCL"), std::string::npos) << w;
+  }
   // Nothing was left queued that fails later.
   EXPECT_NO_THROW(sync());
+  EXPECT_EQ(counts.sum(), 0);
 }
 
 // ---- the backend contract directly ----
 
-// A backend-level launch of `k` with one f32 array (any rank) argument list built by the caller.
+// The OpenCL backend through the backend contract (src/runtime/backend.hpp), below dispatch.
 struct DirectLaunch {
   detail::Backend* backend = device("opencl").impl();
   detail::CompileOptions options;

@@ -247,6 +247,12 @@ class OpenClBackend final : public detail::Backend {
               int device) override {
     auto& code = static_cast<OpenClCode&>(base);
     cl_command_queue q = queue(device);
+    const DeviceState& state = *devices_.at(device);
+    if (k.workgroup_size > 0 && static_cast<size_t>(k.workgroup_size) > state.max_group)
+      throw DeviceError(fmt::format(
+          "kernel '{}' runs in workgroups of {} work items, but OpenCL device {} ({}) allows at "
+          "most {}",
+          k.name, k.workgroup_size, device, state.description, state.max_group));
     std::lock_guard lock(code.mutex);
     std::vector<cl_mem> sub_buffers;  // views that start inside a buffer, released once queued
     struct ReleaseSubBuffers {
