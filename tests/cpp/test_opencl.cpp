@@ -372,6 +372,10 @@ TEST_F(OpenClExamples, SharedHostMemoryIsCompleteWhenTheCallReturns) {
   Array out = array_from_ptr(hout.data(), {n}, f32, &gpu_, true);
   examples().kernel("vector_add")(x, x, out);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hout[i], 2.0f * i) << i;
+  // The host's own writes reach the next launch.
+  for (int64_t i = 0; i < n; ++i) hx[i] = -1.0f * i;
+  examples().kernel("vector_add")(x, out, out);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hout[i], 1.0f * i) << i;
 }
 
 TEST_F(OpenClExamples, FreeingAnArrayWaitsAndKeepsTheError) {

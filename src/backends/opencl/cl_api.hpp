@@ -17,7 +17,7 @@ struct ClApi {
 #define TACK_CL_FUNCTIONS(X)                                                                     \
   X(GetPlatformIDs) X(GetPlatformInfo) X(GetDeviceIDs) X(GetDeviceInfo)                          \
   X(CreateContext) X(ReleaseContext) X(CreateCommandQueue) X(ReleaseCommandQueue)                \
-  X(CreateBuffer) X(CreateSubBuffer) X(ReleaseMemObject)                                         \
+  X(CreateBuffer) X(CreateSubBuffer) X(RetainMemObject) X(ReleaseMemObject) X(GetMemObjectInfo)  \
   X(EnqueueReadBuffer) X(EnqueueWriteBuffer) X(EnqueueCopyBuffer) X(EnqueueFillBuffer)           \
   X(EnqueueMapBuffer) X(EnqueueUnmapMemObject)                                                   \
   X(CreateProgramWithSource) X(CreateProgramWithBinary) X(BuildProgram) X(GetProgramInfo)        \

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -43,6 +44,9 @@ struct DeviceState {
   std::string start_error;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
+  // Wrapped host memory that launches used since the last synchronization (guarded by the
+  // backend's mutex): read back into the host memory there.
+  std::set<cl_mem> wrapped_in_use;
 };
 
 struct OpenClCode : detail::LoadedCode {
@@ -276,6 +280,7 @@ class OpenClBackend final : public detail::Backend {
       const ir::Param& param = k.params[p];
       if (param.is_local_array() || !param.type.is_array()) continue;
       array_mems[p] = mem_for_kernel(k, param, a.params[p].data, device, sub_buffers);
+      push_wrapped(a.params[p].data, device);
     }
     auto set_all = [&](cl_kernel kernel) {
       slot = 0;
@@ -341,22 +346,26 @@ class OpenClBackend final : public detail::Backend {
     DeviceState& d = *devices_.at(device);
     if (!d.queue) return;
     check(cl_.Finish(d.queue), "finishing queued work");
-    // Host memory wrapped with CL_MEM_USE_HOST_PTR is up to date only after a map.
-    std::vector<std::pair<cl_mem, size_t>> wrapped;
+    // Wrapped host memory (CL_MEM_USE_HOST_PTR) that launches used is current on the host only
+    // after a map: a device with memory of its own copies its data back then.
+    std::set<cl_mem> used;
     {
       std::lock_guard lock(mutex_);
-      for (const auto& [address, m] : memory_)
-        if (m.wrapped && m.device == device && m.bytes > 0) wrapped.emplace_back(m.mem, m.bytes);
+      used.swap(d.wrapped_in_use);
     }
-    for (auto [mem, bytes] : wrapped) {
+    for (cl_mem mem : used) {
+      size_t bytes = 0;
+      check(cl_.GetMemObjectInfo(mem, CL_MEM_SIZE, sizeof bytes, &bytes, nullptr),
+            "asking a buffer's size");
       cl_int err = CL_SUCCESS;
-      void* p = cl_.EnqueueMapBuffer(d.queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
-                                     nullptr, nullptr, &err);
+      void* p = cl_.EnqueueMapBuffer(d.queue, mem, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
+                                     nullptr, &err);
       check(err, "mapping wrapped host memory");
       check(cl_.EnqueueUnmapMemObject(d.queue, mem, p, 0, nullptr, nullptr),
             "unmapping wrapped host memory");
+      cl_.ReleaseMemObject(mem);  // retained by push_wrapped
     }
-    if (!wrapped.empty()) check(cl_.Finish(d.queue), "finishing queued work");
+    if (!used.empty()) check(cl_.Finish(d.queue), "finishing queued work");
   }
 
   std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
@@ -418,6 +427,30 @@ class OpenClBackend final : public detail::Backend {
     if (a - it->first > it->second.bytes)
       throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
     return {it->second.mem, a - it->first};
+  }
+
+  // Before a launch that uses wrapped host memory: the host's contents are the current ones, so a
+  // map for writing that discards the device's copy, then an unmap, hands them to the device (no
+  // copy where the device uses host memory directly, as PoCL does).
+  void push_wrapped(const void* address, int device) {
+    cl_mem mem = nullptr;
+    size_t bytes = 0;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = std::prev(memory_.upper_bound(reinterpret_cast<uintptr_t>(address)));
+      if (!it->second.wrapped || it->second.bytes == 0) return;
+      mem = it->second.mem;
+      bytes = it->second.bytes;
+      // Kept alive until the synchronization that reads it back, even if unwrapped before.
+      if (devices_.at(device)->wrapped_in_use.insert(mem).second) cl_.RetainMemObject(mem);
+    }
+    cl_command_queue q = queue(device);
+    cl_int err = CL_SUCCESS;
+    void* p = cl_.EnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, 0,
+                                   nullptr, nullptr, &err);
+    check(err, "mapping wrapped host memory");
+    check(cl_.EnqueueUnmapMemObject(q, mem, p, 0, nullptr, nullptr),
+          "unmapping wrapped host memory");
   }
 
   // The cl_mem a kernel argument receives: the buffer itself, or a sub-buffer for a view that
