@@ -71,6 +71,10 @@ nb::object export_view(const Array& a, bool numpy) {
   if (a.device().type() != "cpu" && numpy)
     throw TypeError("a NumPy view needs host memory; this array is on " + a.device().name() +
                     ": use .numpy() for a copy");
+  // An OpenCL buffer's address is Tack's own (docs/backends.md): no consumer could use it.
+  if (a.device().type() == "opencl")
+    throw TypeError("arrays on " + a.device().name() +
+                    " cannot be exported through DLPack: use .numpy() for a copy");
   auto* keep = new Array(a);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Array*>(p); });
   std::vector<size_t> shape = size_shape(a);

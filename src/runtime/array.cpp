@@ -8,6 +8,7 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/host_values.hpp"
+#include "runtime/queue.hpp"
 
 namespace tack {
 namespace {
@@ -66,7 +67,7 @@ void* Array::data() const {
 void Array::read(void* dst, size_t bytes) const {
   if (static_cast<int64_t>(bytes) != nbytes())
     throw TypeError(fmt::format("reading {} bytes from an array of {}", bytes, nbytes()));
-  buffer_->backend->synchronize(buffer_->device);
+  detail::wait_for_device(buffer_->backend, buffer_->device);
   buffer_->backend->copy_to_host(buffer_->device, dst, data(), bytes);
 }
 
@@ -96,7 +97,7 @@ void Array::read_element(std::initializer_list<int64_t> index, void* out) const 
     flat = flat * shape_[d] + i;
     ++d;
   }
-  buffer_->backend->synchronize(buffer_->device);
+  detail::wait_for_device(buffer_->backend, buffer_->device);
   buffer_->backend->copy_to_host(buffer_->device, out,
                                  static_cast<char*>(data()) + flat * dtype_size(dtype_),
                                  dtype_size(dtype_));
@@ -263,16 +264,19 @@ Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* d
   auto buffer = std::make_shared<detail::Buffer>();
   buffer->backend = dev.impl();
   buffer->device = dev.index();
-  buffer->ptr = ptr;
   buffer->bytes = static_cast<size_t>(element_count(shape) * dtype_size(dtype));
+  // The backend's address for the memory (the pointer itself on the CPU; see Backend::wrap).
+  buffer->ptr = ptr ? buffer->backend->wrap(buffer->device, ptr, buffer->bytes) : nullptr;
   buffer->owned = false;
   buffer->writable = writable;
   buffer->owner = std::move(owner);
   return Array(std::move(buffer), 0, shape, dtype);
 }
 
-std::string memory_space(const void*) {
-  // Only host memory exists in this build.
+std::string memory_space(const void* ptr) {
+  // Host memory unless a device backend claims the address.
+  if (detail::Backend* b = detail::find_backend("opencl"); b && b->owns(ptr))
+    return b->info().device_memory_spaces.front();
   return "cpu";
 }
 
@@ -283,7 +287,7 @@ void copyto(Array& dst, const Array& src) {
                                 dtype_name(dst.dtype()), shape_text(dst.shape())));
   if (!dst.writable()) throw ValueError("copyto: the destination is read-only");
   if (dst.device() == src.device()) {
-    src.buffer()->backend->synchronize(src.buffer()->device);
+    // Queued in order after the launches that write `src`: no wait.
     dst.buffer()->backend->copy_on_device(dst.buffer()->device, dst.data(), src.data(),
                                           static_cast<size_t>(src.nbytes()));
     return;

@@ -15,7 +15,9 @@ namespace tack::detail {
 
 class Backend;
 
-// Device memory. Owned buffers are freed by their backend; wrapped ones (array_from_ptr) are not.
+// Device memory. Owned buffers are freed by their backend; wrapped ones (array_from_ptr) are
+// unwrapped, never freed. `ptr` is an address in the backend's memory space: views add byte
+// offsets to it, and overlap checks compare ranges of it (see docs/backends.md for OpenCL's).
 struct Buffer {
   Backend* backend = nullptr;
   int device = 0;
@@ -23,8 +25,11 @@ struct Buffer {
   size_t bytes = 0;
   bool owned = true;
   bool writable = true;
+  bool exported = false;              // lent to another library (DLPack): launches complete
   std::shared_ptr<const void> owner;  // kept alive with wrapped memory (array_from_ptr)
-  ~Buffer();
+  // Shared with another library: a launch that uses it completes before the call returns.
+  bool shared() const { return !owned || exported; }
+  ~Buffer();  // waits for the device's queued work first
 };
 
 // A variant's code, loaded and ready to launch. Backends derive their handle from it.
@@ -47,8 +52,11 @@ struct LaunchArgs {
   };
   std::vector<Param> params;
   std::vector<int64_t> start, step, count;
-  void* debug_record = nullptr;  // codegen::DebugRecord, when the variant checks indices
-  void* result = nullptr;        // where a kernel's `return` value goes (8 bytes)
+  // The codegen::DebugRecord, zeroed, when the variant checks indices: in the device's memory
+  // (from allocate()), which is host memory on the CPU.
+  void* debug_record = nullptr;
+  // Host memory for a kernel's `return` value (8 bytes); written before launch() returns.
+  void* result = nullptr;
 };
 
 // The workgroup contract at a launch (spec language.md), checked before anything runs: a kernel
@@ -67,9 +75,17 @@ class Backend {
   Device device(int index) { return Device(this, index); }
   virtual int device_count() const = 0;
 
-  // Memory.
+  // Memory. Copies to the host and from the host return when done (the runtime has waited for
+  // queued launches before reading); copies on the device and fills may be queued in order.
   virtual void* allocate(int device, size_t bytes) = 0;
   virtual void release(int device, void* ptr) = 0;
+  // Memory that Tack does not own (array_from_ptr), as an address in the backend's space, and
+  // the end of that use. The CPU uses the pointer as it is.
+  virtual void* wrap(int device, void* ptr, size_t bytes) { return ptr; }
+  virtual void unwrap(int device, void* address) {}
+  // Whether `address` is in memory this backend allocated (memory_space()); the CPU's is the
+  // default answer.
+  virtual bool owns(const void* address) { return false; }
   virtual void copy_to_host(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_on_device(int device, void* dst, const void* src, size_t bytes) = 0;
@@ -81,8 +97,12 @@ class Backend {
   virtual std::string compile(const ir::Kernel& k, const CompileOptions& options, int device) = 0;
   virtual std::unique_ptr<LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
                                            const CompileOptions& options, int device) = 0;
+  // Runs, or on an asynchronous backend (BackendInfo::asynchronous) queues, one launch. Errors
+  // found when queuing are thrown here; errors of the running work at synchronize().
   virtual void launch(LoadedCode& code, const ir::Kernel& k, const LaunchArgs& args,
                       int device) = 0;
+  // Waits until the device has run everything queued; throws DeviceError if that work failed.
+  // The runtime calls it through queue.hpp, which also raises the errors queued work recorded.
   virtual void synchronize(int device) = 0;
   // The generated code for `tack emit` and inspect (before, or after, optimization).
   virtual std::string emit(const ir::Kernel& k, const CompileOptions& options, bool optimized) = 0;

@@ -5,6 +5,7 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/queue.hpp"
 #include "runtime/stats.hpp"
 #include "tack/runtime.hpp"
 
@@ -37,7 +38,7 @@ bool debug() {
 }
 
 void sync() {
-  for (const Device& d : devices()) d.impl()->synchronize(d.index());
+  detail::wait_for_all();
 }
 
 CacheStats cache_stats() {

@@ -3,21 +3,27 @@
 #include <mutex>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/opencl/opencl_backend.hpp"
 #include "runtime/backend.hpp"
+#include "runtime/queue.hpp"
 #include "tack/error.hpp"
 
 namespace tack {
 namespace detail {
 namespace {
 
-// Backends Tack knows, in the order `tack info` lists them. Only the CPU is built into this
-// version; the others say so, rather than failing obscurely.
+// Backends Tack knows, in the order `tack info` lists them. The CPU and OpenCL are built into
+// this version; the others say so, rather than failing obscurely.
 const char* const kKnownBackends[] = {"cpu", "cuda", "hip", "level_zero", "metal", "opencl"};
 
 struct Registry {
   std::unique_ptr<Backend> cpu = cpu::make_cpu_backend();
   std::mutex mutex;
   Device default_device = cpu->device(0);
+  // OpenCL is probed when first asked for: loading a driver costs time a CPU-only process
+  // should not pay.
+  std::once_flag opencl_once;
+  opencl::Probe opencl;
 };
 
 Registry& registry() {
@@ -25,7 +31,14 @@ Registry& registry() {
   return *r;
 }
 
+const opencl::Probe& opencl_probe() {
+  Registry& r = registry();
+  std::call_once(r.opencl_once, [&] { r.opencl = opencl::make_opencl_backend(); });
+  return r.opencl;
+}
+
 std::string unavailable_reason(const std::string& name) {
+  if (name == "opencl") return opencl_probe().reason;
   return fmt::format(
       "the {} backend is not part of this build of Tack yet; the CPU backend "
       "('cpu') is",
@@ -35,11 +48,18 @@ std::string unavailable_reason(const std::string& name) {
 }  // namespace
 
 Buffer::~Buffer() {
-  if (owned && ptr) backend->release(device, ptr);
+  if (!ptr) return;
+  wait_before_free(backend, device);
+  if (owned)
+    backend->release(device, ptr);
+  else
+    backend->unwrap(device, ptr);
 }
 
 Backend* find_backend(const std::string& name) {
-  return name == "cpu" ? registry().cpu.get() : nullptr;
+  if (name == "cpu") return registry().cpu.get();
+  if (name == "opencl") return opencl_probe().backend.get();
+  return nullptr;
 }
 
 }  // namespace detail

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "runtime/backend.hpp"
+#include "runtime/queue.hpp"
 
 namespace tack {
 namespace {
@@ -38,7 +39,8 @@ DLManagedTensor* to_dlpack(const Array& a) {
   if (!a.valid()) throw TypeError("to_dlpack: an empty tack::Array");
   if (a.device().type() != "cpu")
     throw TypeError(fmt::format("to_dlpack: arrays on {} are not host memory", a.device().name()));
-  a.buffer()->backend->synchronize(a.buffer()->device);
+  detail::wait_for_device(a.buffer()->backend, a.buffer()->device);
+  a.buffer()->exported = true;  // from now on, launches that use it complete before returning
   auto lent = std::make_unique<Lent>();
   lent->array = a;
   lent->shape = a.shape();

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 #include "lang/resolve.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/queue.hpp"
 #include "runtime/stats.hpp"
 #include "sema/specialize.hpp"
 #include "tack/runtime.hpp"
@@ -231,18 +233,81 @@ LoadedCode& code_for(Variant& v, int no_alias) {
   return *v.code[no_alias];
 }
 
-[[noreturn]] void raise_debug_violation(const Variant& v, const codegen::DebugRecord& r,
-                                        const LaunchArgs& args) {
-  const ir::Param& p = v.ir.params[r.array];
-  std::string index;
-  for (int d = 0; d < r.rank; ++d) index += fmt::format("{}{}", d ? ", " : "", r.index[d]);
-  throw IndexError(fmt::format(
-      "{}:{}:{}: in kernel '{}': index [{}] is out of bounds for array '{}' of shape {}; the {} "
-      "was not performed",
-      v.ir.file, r.line, r.col + v.column_offset, v.ir.name, index, p.name,
-      p.is_local_array() ? fmt::format("({},)", p.local_size)
-                         : shape_text(args.params[r.array].shape, p.type.rank),
-      r.is_store ? "store" : "load"));
+// What a debug-mode report needs from a launch, kept until the record is read (at the launch on
+// the CPU, at the next synchronization on asynchronous backends).
+struct DebugReport {
+  std::string file, kernel;
+  int column_offset = 0;
+  std::vector<std::string> names;   // per parameter
+  std::vector<std::string> shapes;  // per parameter, "(4, 5)"
+
+  DebugReport(const Variant& v, const LaunchArgs& args)
+      : file(v.ir.file), kernel(v.ir.name), column_offset(v.column_offset) {
+    for (size_t i = 0; i < v.ir.params.size(); ++i) {
+      const ir::Param& p = v.ir.params[i];
+      names.push_back(p.name);
+      shapes.push_back(p.is_local_array()  ? fmt::format("({},)", p.local_size)
+                       : p.type.is_array() ? shape_text(args.params[i].shape, p.type.rank)
+                                           : "()");
+    }
+  }
+
+  [[noreturn]] void raise(const codegen::DebugRecord& r) const {
+    std::string index;
+    for (int d = 0; d < r.rank; ++d) index += fmt::format("{}{}", d ? ", " : "", r.index[d]);
+    throw IndexError(fmt::format(
+        "{}:{}:{}: in kernel '{}': index [{}] is out of bounds for array '{}' of shape {}; the "
+        "{} was not performed",
+        file, r.line, r.col + column_offset, kernel, index, names.at(r.array), shapes.at(r.array),
+        r.is_store ? "store" : "load"));
+  }
+};
+
+// Whether a launch must complete before the call returns: it uses memory shared with another
+// library (array_from_ptr, DLPack).
+bool uses_shared_memory(std::span<const Arg> args) {
+  for (const Arg& a : args)
+    if (a.kind() == Arg::Kind::Array && a.array().buffer()->shared()) return true;
+  return false;
+}
+
+// Launches on an asynchronous backend: the debug record lives on the device and is read at the
+// next synchronization (queue.hpp), which raises the violation.
+void launch_queued(Variant& v, LoadedCode& code, LaunchArgs& launch, std::span<const Arg> args) {
+  const ir::Kernel& k = v.ir;
+  Backend* backend = v.backend;
+  int device = v.device;
+  void* record = nullptr;
+  if (k.debug) {
+    record = backend->allocate(device, sizeof(codegen::DebugRecord));
+    try {
+      int32_t zero = 0;
+      backend->fill(device, record, &zero, sizeof zero, sizeof(codegen::DebugRecord) / 4);
+      launch.debug_record = record;
+      backend->launch(code, k, launch, device);
+    } catch (...) {
+      backend->release(device, record);
+      throw;
+    }
+  } else {
+    backend->launch(code, k, launch, device);
+  }
+  std::function<void()> after;
+  if (record)
+    after = [backend, device, record, report = std::make_shared<DebugReport>(v, launch)] {
+      codegen::DebugRecord r{};
+      try {
+        backend->copy_to_host(device, &r, record, sizeof r);
+      } catch (...) {
+        backend->release(device, record);
+        throw;
+      }
+      backend->release(device, record);
+      if (r.hit) report->raise(r);
+    };
+  note_queued(backend, device, k.name, std::move(after));
+  // A `return` value is a host read; shared memory must be complete when the call returns.
+  if (k.result || uses_shared_memory(args)) wait_for_device(backend, device);
 }
 
 }  // namespace
@@ -508,12 +573,16 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   }
 
   detail::LoadedCode& code = detail::code_for(v, no_alias);
-  codegen::DebugRecord record{};
-  if (k.debug) launch.debug_record = &record;
   alignas(8) unsigned char result[8] = {};
   if (k.result) launch.result = result;
-  v.backend->launch(code, k, launch, v.device);
-  if (k.debug && record.hit) detail::raise_debug_violation(v, record, launch);
+  if (v.backend->info().asynchronous) {
+    detail::launch_queued(v, code, launch, args);
+  } else {
+    codegen::DebugRecord record{};
+    if (k.debug) launch.debug_record = &record;
+    v.backend->launch(code, k, launch, v.device);
+    if (k.debug && record.hit) detail::DebugReport(v, launch).raise(record);
+  }
 
   Scalar out;
   if (k.result) {

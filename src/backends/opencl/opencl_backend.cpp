@@ -1,0 +1,649 @@
+#include "backends/opencl/opencl_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/opencl/cl_api.hpp"
+#include "codegen/c_family/c_generator.hpp"
+#include "tack/error.hpp"
+
+namespace tack::opencl {
+namespace {
+
+// Addresses. A cl_mem is a handle, not an address, but the runtime adds byte offsets to a
+// buffer's address (views) and compares address ranges (the no-alias check). So each allocation
+// gets a range of its own in a made-up address space that is never dereferenced; an address
+// resolves to (cl_mem, offset). Ranges are never reused, and a gap follows each one.
+constexpr uintptr_t kFirstAddress = uintptr_t{1} << 44;
+constexpr uintptr_t kPage = 4096;
+
+struct Memory {
+  cl_mem mem = nullptr;
+  size_t bytes = 0;
+  int device = 0;
+  bool wrapped = false;  // CL_MEM_USE_HOST_PTR over memory Tack does not own
+};
+
+struct DeviceState {
+  cl_platform_id platform = nullptr;
+  cl_device_id id = nullptr;
+  std::string description;  // platform, device, driver and OpenCL C versions
+  bool fp64 = false;
+  bool int64_atomics = false;
+  bool correctly_rounded_sqrt = false;
+  size_t max_group = 1;
+  size_t base_align = 128;  // bytes: where a sub-buffer may start
+  std::once_flag started;
+  std::string start_error;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  // Wrapped host memory that launches used since the last synchronization (guarded by the
+  // backend's mutex): read back into the host memory there.
+  std::set<cl_mem> wrapped_in_use;
+};
+
+struct OpenClCode : detail::LoadedCode {
+  const ClApi* cl = nullptr;
+  cl_program program = nullptr;
+  cl_kernel kernel = nullptr;
+  cl_kernel result = nullptr;  // `<entry>_result`, kernels with a `return` value
+  std::mutex mutex;            // arguments are set on the kernel object, then queued
+  ~OpenClCode() override {
+    if (result) cl->ReleaseKernel(result);
+    if (kernel) cl->ReleaseKernel(kernel);
+    if (program) cl->ReleaseProgram(program);
+  }
+};
+
+std::string device_string(const ClApi& cl, cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  if (cl.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+  std::string s(n, '\0');
+  cl.GetDeviceInfo(d, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+std::string platform_string(const ClApi& cl, cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  if (cl.GetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+  std::string s(n, '\0');
+  cl.GetPlatformInfo(p, what, n, s.data(), nullptr);
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+
+template <typename T>
+T device_value(const ClApi& cl, cl_device_id d, cl_device_info what) {
+  T v{};
+  cl.GetDeviceInfo(d, what, sizeof v, &v, nullptr);
+  return v;
+}
+
+// The artifact in the disk cache: the program binary, and the source to build when the binary
+// is refused. "tack-opencl 1\n", then the binary's and the source's sizes (8 bytes each), then
+// both.
+constexpr char kArtifactMagic[] = "tack-opencl 1\n";
+
+std::string pack_artifact(const std::string& binary, const std::string& source) {
+  std::string out = kArtifactMagic;
+  uint64_t sizes[2] = {binary.size(), source.size()};
+  out.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
+  return out + binary + source;
+}
+
+bool unpack_artifact(const std::string& a, std::string& binary, std::string& source) {
+  size_t head = sizeof kArtifactMagic - 1;
+  if (a.size() < head + 16 || a.compare(0, head, kArtifactMagic) != 0) return false;
+  uint64_t sizes[2];
+  std::memcpy(sizes, a.data() + head, sizeof sizes);
+  if (a.size() != head + 16 + sizes[0] + sizes[1]) return false;
+  binary = a.substr(head + 16, sizes[0]);
+  source = a.substr(head + 16 + sizes[0]);
+  return true;
+}
+
+class OpenClBackend final : public detail::Backend {
+ public:
+  OpenClBackend(ClApi cl, std::vector<std::unique_ptr<DeviceState>> devices, BackendInfo info)
+      : Backend(std::move(info)), cl_(cl), devices_(std::move(devices)) {}
+
+  int device_count() const override { return static_cast<int>(devices_.size()); }
+
+  // ---- memory ----
+
+  void* allocate(int device, size_t bytes) override {
+    DeviceState& d = started(device);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem =
+        cl_.CreateBuffer(d.context, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 64), nullptr, &err);
+    if (!mem)
+      throw DeviceError(fmt::format("OpenCL device {} cannot allocate {} bytes: {}", device, bytes,
+                                    error_name(err)));
+    return remember(Memory{mem, bytes, device, false});
+  }
+
+  void release(int device, void* ptr) override { forget(ptr); }
+
+  void* wrap(int device, void* ptr, size_t bytes) override {
+    DeviceState& d = started(device);
+    cl_int err = CL_SUCCESS;
+    cl_mem mem = cl_.CreateBuffer(d.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                                  std::max<size_t>(bytes, 1), ptr, &err);
+    if (!mem)
+      throw DeviceError(fmt::format("OpenCL device {} cannot use {} bytes of host memory at {}: {}",
+                                    device, bytes, ptr, error_name(err)));
+    return remember(Memory{mem, bytes, device, true});
+  }
+
+  void unwrap(int device, void* address) override { forget(address); }
+
+  bool owns(const void* address) override {
+    auto a = reinterpret_cast<uintptr_t>(address);
+    std::lock_guard lock(mutex_);
+    auto it = memory_.upper_bound(a);
+    return it != memory_.begin() && !std::prev(it)->second.wrapped &&
+           a - std::prev(it)->first < std::max<size_t>(std::prev(it)->second.bytes, 1);
+  }
+
+  void copy_to_host(int device, void* dst, const void* src, size_t n) override {
+    if (n == 0) return;
+    auto [mem, offset] = resolve(src);
+    check(cl_.EnqueueReadBuffer(queue(device), mem, CL_TRUE, offset, n, dst, 0, nullptr, nullptr),
+          "reading a buffer");
+  }
+  void copy_from_host(int device, void* dst, const void* src, size_t n) override {
+    if (n == 0) return;
+    auto [mem, offset] = resolve(dst);
+    // Blocking: the caller's host memory may go away when this returns.
+    check(cl_.EnqueueWriteBuffer(queue(device), mem, CL_TRUE, offset, n, src, 0, nullptr, nullptr),
+          "writing a buffer");
+  }
+  void copy_on_device(int device, void* dst, const void* src, size_t n) override {
+    if (n == 0) return;
+    auto [dmem, doff] = resolve(dst);
+    auto [smem, soff] = resolve(src);
+    check(cl_.EnqueueCopyBuffer(queue(device), smem, dmem, soff, doff, n, 0, nullptr, nullptr),
+          "copying a buffer");
+  }
+  void fill(int device, void* dst, const void* pattern, size_t pattern_bytes,
+            size_t count) override {
+    if (count == 0) return;
+    auto [mem, offset] = resolve(dst);
+    check(cl_.EnqueueFillBuffer(queue(device), mem, pattern, pattern_bytes, offset,
+                                pattern_bytes * count, 0, nullptr, nullptr),
+          "filling a buffer");
+  }
+
+  // ---- code ----
+
+  std::string cache_target(int device) override {
+    return fmt::format("{}; build options {}", devices_.at(device)->description,
+                       build_options(*devices_.at(device)));
+  }
+
+  std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int device) override {
+    DeviceState& d = started(device);
+    std::string source = generate(k, o);
+    cl_program program = build_from_source(d, k, source);
+    size_t size = 0;
+    std::string binary;
+    if (cl_.GetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) ==
+            CL_SUCCESS &&
+        size > 0) {
+      binary.resize(size);
+      unsigned char* where = reinterpret_cast<unsigned char*>(binary.data());
+      if (cl_.GetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof where, &where, nullptr) !=
+          CL_SUCCESS)
+        binary.clear();
+    }
+    std::string artifact = pack_artifact(binary, source);
+    std::lock_guard lock(mutex_);
+    just_built_[o.symbol_prefix] = program;  // load() takes it instead of building it again
+    return artifact;
+  }
+
+  std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
+                                           const detail::CompileOptions& o, int device) override {
+    DeviceState& d = started(device);
+    cl_program program = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = just_built_.find(o.symbol_prefix); it != just_built_.end()) {
+        program = it->second;
+        just_built_.erase(it);
+      }
+    }
+    if (!program) {
+      std::string binary, source;
+      if (!unpack_artifact(artifact, binary, source))
+        throw DeviceError(
+            fmt::format("kernel '{}': the cached OpenCL program is malformed", k.name));
+      program = build_from_binary(d, binary);
+      if (!program) program = build_from_source(d, k, source);  // the binary was refused
+    }
+    auto code = std::make_unique<OpenClCode>();
+    code->cl = &cl_;
+    code->program = program;
+    cl_int err = CL_SUCCESS;
+    code->kernel = cl_.CreateKernel(program, o.symbol_prefix.c_str(), &err);
+    if (!code->kernel)
+      throw DeviceError(fmt::format("kernel '{}': the OpenCL program has no entry '{}': {}", k.name,
+                                    o.symbol_prefix, error_name(err)));
+    if (k.result) {
+      std::string entry = o.symbol_prefix + "_result";
+      code->result = cl_.CreateKernel(program, entry.c_str(), &err);
+      if (!code->result)
+        throw DeviceError(fmt::format("kernel '{}': the OpenCL program has no entry '{}': {}",
+                                      k.name, entry, error_name(err)));
+    }
+    return code;
+  }
+
+  void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
+              int device) override {
+    auto& code = static_cast<OpenClCode&>(base);
+    cl_command_queue q = queue(device);
+    const DeviceState& state = *devices_.at(device);
+    if (k.workgroup_size > 0 && static_cast<size_t>(k.workgroup_size) > state.max_group)
+      throw DeviceError(fmt::format(
+          "kernel '{}' runs in workgroups of {} work items, but OpenCL device {} ({}) allows at "
+          "most {}",
+          k.name, k.workgroup_size, device, state.description, state.max_group));
+    std::lock_guard lock(code.mutex);
+    std::vector<cl_mem> sub_buffers;  // views that start inside a buffer, released once queued
+    struct ReleaseSubBuffers {
+      const ClApi& cl;
+      std::vector<cl_mem>& mems;
+      ~ReleaseSubBuffers() {
+        for (cl_mem m : mems) cl.ReleaseMemObject(m);
+      }
+    } release_sub_buffers{cl_, sub_buffers};
+
+    cl_uint slot = 0;
+    auto set = [&](cl_kernel kernel, size_t size, const void* value) {
+      cl_int err = cl_.SetKernelArg(kernel, slot, size, value);
+      if (err != CL_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': OpenCL refused argument {}: {}", k.name, slot,
+                                      error_name(err)));
+      ++slot;
+    };
+    std::vector<cl_mem> array_mems(k.params.size(), nullptr);
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      const ir::Param& param = k.params[p];
+      if (param.is_local_array() || !param.type.is_array()) continue;
+      array_mems[p] = mem_for_kernel(k, param, a.params[p].data, device, sub_buffers);
+      push_wrapped(a.params[p].data, device);
+    }
+    auto set_all = [&](cl_kernel kernel) {
+      slot = 0;
+      for (size_t p = 0; p < k.params.size(); ++p) {
+        const ir::Param& param = k.params[p];
+        if (param.is_local_array()) continue;
+        if (param.type.is_array()) {
+          set(kernel, sizeof(cl_mem), &array_mems[p]);
+          for (int d = 0; d < param.type.rank; ++d) set(kernel, 8, &a.params[p].shape[d]);
+        } else {
+          set(kernel, dtype_size(param.type.dtype), &a.params[p].scalar);  // the low bytes
+        }
+      }
+      for (size_t d = 0; d < k.dims.size(); ++d) {
+        set(kernel, 8, &a.start[d]);
+        set(kernel, 8, &a.step[d]);
+        set(kernel, 8, &a.count[d]);
+      }
+      cl_mem record = nullptr;
+      if (a.debug_record) record = resolve(a.debug_record).first;
+      set(kernel, sizeof(cl_mem), a.debug_record ? &record : nullptr);
+    };
+
+    uint64_t total = 1;
+    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    if (total > 0) {
+      set_all(code.kernel);
+      // Threads past the total return at once: round up to whole groups.
+      size_t group = k.workgroup_size > 0 ? static_cast<size_t>(k.workgroup_size) : 64;
+      size_t global = static_cast<size_t>((total + group - 1) / group * group);
+      size_t local = group;
+      cl_int err =
+          cl_.EnqueueNDRangeKernel(q, code.kernel, 1, nullptr, &global,
+                                   k.workgroup_size > 0 ? &local : nullptr, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS)
+        throw DeviceError(
+            fmt::format("kernel '{}': OpenCL could not queue the launch of {} "
+                        "work items: {}",
+                        k.name, total, error_name(err)));
+    }
+    if (k.result && a.result) {
+      // One work item computes the value after the loop; the read waits for it.
+      cl_int err = CL_SUCCESS;
+      cl_mem out = cl_.CreateBuffer(started(device).context, CL_MEM_READ_WRITE, 8, nullptr, &err);
+      if (!out)
+        throw DeviceError(fmt::format("kernel '{}': no OpenCL buffer for the result: {}", k.name,
+                                      error_name(err)));
+      sub_buffers.push_back(out);
+      set_all(code.result);
+      set(code.result, sizeof(cl_mem), &out);
+      size_t one = 1;
+      err =
+          cl_.EnqueueNDRangeKernel(q, code.result, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
+      if (err == CL_SUCCESS)
+        err = cl_.EnqueueReadBuffer(q, out, CL_TRUE, 0, 8, a.result, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': computing its return value failed: {}", k.name,
+                                      error_name(err)));
+    }
+  }
+
+  void synchronize(int device) override {
+    DeviceState& d = *devices_.at(device);
+    if (!d.queue) return;
+    check(cl_.Finish(d.queue), "finishing queued work");
+    // Wrapped host memory (CL_MEM_USE_HOST_PTR) that launches used is current on the host only
+    // after a map: a device with memory of its own copies its data back then.
+    std::set<cl_mem> used;
+    {
+      std::lock_guard lock(mutex_);
+      used.swap(d.wrapped_in_use);
+    }
+    for (cl_mem mem : used) {
+      size_t bytes = 0;
+      check(cl_.GetMemObjectInfo(mem, CL_MEM_SIZE, sizeof bytes, &bytes, nullptr),
+            "asking a buffer's size");
+      cl_int err = CL_SUCCESS;
+      void* p = cl_.EnqueueMapBuffer(d.queue, mem, CL_TRUE, CL_MAP_READ, 0, bytes, 0, nullptr,
+                                     nullptr, &err);
+      check(err, "mapping wrapped host memory");
+      check(cl_.EnqueueUnmapMemObject(d.queue, mem, p, 0, nullptr, nullptr),
+            "unmapping wrapped host memory");
+      cl_.ReleaseMemObject(mem);  // retained by push_wrapped
+    }
+    if (!used.empty()) check(cl_.Finish(d.queue), "finishing queued work");
+  }
+
+  std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
+    return generate(k, o);
+  }
+
+ private:
+  // ---- devices ----
+
+  DeviceState& started(int device) {
+    DeviceState& d = *devices_.at(device);
+    std::call_once(d.started, [&] {
+      cl_int err = CL_SUCCESS;
+      d.context = cl_.CreateContext(nullptr, 1, &d.id, nullptr, nullptr, &err);
+      if (d.context) d.queue = cl_.CreateCommandQueue(d.context, d.id, 0, &err);  // in order
+      if (!d.queue)
+        d.start_error = fmt::format("OpenCL device {} ({}) has no context or queue: {}", device,
+                                    d.description, error_name(err));
+    });
+    if (!d.start_error.empty()) throw DeviceError(d.start_error);
+    return d;
+  }
+  cl_command_queue queue(int device) { return started(device).queue; }
+
+  void check(cl_int err, const char* what) const {
+    if (err != CL_SUCCESS)
+      throw DeviceError(fmt::format("OpenCL: {} failed: {}", what, error_name(err)));
+  }
+
+  // ---- addresses ----
+
+  void* remember(Memory m) {
+    std::lock_guard lock(mutex_);
+    uintptr_t address = next_address_;
+    next_address_ += (m.bytes + kPage - 1) / kPage * kPage + kPage;
+    memory_.emplace(address, m);
+    return reinterpret_cast<void*>(address);
+  }
+
+  void forget(void* address) {
+    cl_mem mem = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = memory_.find(reinterpret_cast<uintptr_t>(address));
+      if (it == memory_.end()) return;
+      mem = it->second.mem;
+      memory_.erase(it);
+    }
+    cl_.ReleaseMemObject(mem);  // OpenCL keeps it alive for commands still queued
+  }
+
+  std::pair<cl_mem, size_t> resolve(const void* address) {
+    auto a = reinterpret_cast<uintptr_t>(address);
+    std::lock_guard lock(mutex_);
+    auto it = memory_.upper_bound(a);
+    if (it == memory_.begin())
+      throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
+    --it;
+    if (a - it->first > it->second.bytes)
+      throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
+    return {it->second.mem, a - it->first};
+  }
+
+  // Before a launch that uses wrapped host memory: the host's contents are the current ones, so a
+  // map for writing that discards the device's copy, then an unmap, hands them to the device (no
+  // copy where the device uses host memory directly, as PoCL does).
+  void push_wrapped(const void* address, int device) {
+    cl_mem mem = nullptr;
+    size_t bytes = 0;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = std::prev(memory_.upper_bound(reinterpret_cast<uintptr_t>(address)));
+      if (!it->second.wrapped || it->second.bytes == 0) return;
+      mem = it->second.mem;
+      bytes = it->second.bytes;
+      // Kept alive until the synchronization that reads it back, even if unwrapped before.
+      if (devices_.at(device)->wrapped_in_use.insert(mem).second) cl_.RetainMemObject(mem);
+    }
+    cl_command_queue q = queue(device);
+    cl_int err = CL_SUCCESS;
+    void* p = cl_.EnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, 0,
+                                   nullptr, nullptr, &err);
+    check(err, "mapping wrapped host memory");
+    check(cl_.EnqueueUnmapMemObject(q, mem, p, 0, nullptr, nullptr),
+          "unmapping wrapped host memory");
+  }
+
+  // The cl_mem a kernel argument receives: the buffer itself, or a sub-buffer for a view that
+  // starts inside it (OpenCL allows those at the device's base address alignment only).
+  cl_mem mem_for_kernel(const ir::Kernel& k, const ir::Param& param, void* address, int device,
+                        std::vector<cl_mem>& sub_buffers) {
+    auto [mem, offset] = resolve(address);
+    if (offset == 0) return mem;
+    size_t align = devices_.at(device)->base_align;
+    if (offset % align != 0)
+      throw ValueError(fmt::format(
+          "kernel '{}': array '{}' is a view that starts {} bytes into its buffer; OpenCL passes "
+          "views that start at multiples of {} bytes only: pass a copy (Array::copy)",
+          k.name, param.name, offset, align));
+    size_t bytes = 0;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = std::prev(memory_.upper_bound(reinterpret_cast<uintptr_t>(address)));
+      bytes = it->second.bytes - offset;
+    }
+    cl_buffer_region region{offset, std::max<size_t>(bytes, 1)};
+    cl_int err = CL_SUCCESS;
+    cl_mem sub =
+        cl_.CreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    if (!sub)
+      throw DeviceError(fmt::format("kernel '{}': no OpenCL sub-buffer for the view '{}': {}",
+                                    k.name, param.name, error_name(err)));
+    sub_buffers.push_back(sub);
+    return sub;
+  }
+
+  // ---- programs ----
+
+  static std::string build_options(const DeviceState& d) {
+    // Exact arithmetic: no -cl-fast-relaxed-math or -cl-mad-enable (the source also turns
+    // FP_CONTRACT off), and correctly rounded single-precision division and sqrt.
+    return d.correctly_rounded_sqrt ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
+  }
+
+  std::string generate(const ir::Kernel& k, const detail::CompileOptions& o) const {
+    try {
+      return codegen::generate_source(k, "opencl", o.symbol_prefix);
+    } catch (const CompileError&) {
+      throw;
+    } catch (const Error& e) {
+      // What the OpenCL C generator does not support yet: a clear error, nothing launched.
+      throw DeviceError(fmt::format("the OpenCL backend cannot run this kernel: {}", e.what()));
+    }
+  }
+
+  cl_program build_from_source(DeviceState& d, const ir::Kernel& k, const std::string& source) {
+    const char* text = source.c_str();
+    size_t length = source.size();
+    cl_int err = CL_SUCCESS;
+    cl_program program = cl_.CreateProgramWithSource(d.context, 1, &text, &length, &err);
+    if (!program)
+      throw DeviceError(fmt::format("kernel '{}': OpenCL could not create a program: {}", k.name,
+                                    error_name(err)));
+    std::string options = build_options(d);
+    err = cl_.BuildProgram(program, 1, &d.id, options.c_str(), nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      std::string log = build_log(d, program);
+      cl_.ReleaseProgram(program);
+      throw DeviceError(fmt::format(
+          "kernel '{}': OpenCL could not build the generated program ({}); this is a bug in "
+          "Tack's OpenCL C generator, please report it with `tack emit --backend opencl`. Build "
+          "log:\n{}",
+          k.name, error_name(err), log));
+    }
+    return program;
+  }
+
+  // A program from a cached binary, or null when the device refuses it.
+  cl_program build_from_binary(DeviceState& d, const std::string& binary) {
+    if (binary.empty()) return nullptr;
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(binary.data());
+    size_t length = binary.size();
+    cl_int status = CL_SUCCESS, err = CL_SUCCESS;
+    cl_program program =
+        cl_.CreateProgramWithBinary(d.context, 1, &d.id, &length, &bytes, &status, &err);
+    if (!program) return nullptr;
+    std::string options = build_options(d);
+    if (status != CL_SUCCESS ||
+        cl_.BuildProgram(program, 1, &d.id, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+      cl_.ReleaseProgram(program);
+      return nullptr;
+    }
+    return program;
+  }
+
+  std::string build_log(DeviceState& d, cl_program program) {
+    size_t n = 0;
+    cl_.GetProgramBuildInfo(program, d.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+    std::string log(n, '\0');
+    if (n) cl_.GetProgramBuildInfo(program, d.id, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+  }
+
+  ClApi cl_;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+  std::mutex mutex_;  // guards memory_, next_address_ and just_built_
+  std::map<uintptr_t, Memory> memory_;
+  uintptr_t next_address_ = kFirstAddress;
+  std::unordered_map<std::string, cl_program> just_built_;
+};
+
+std::unique_ptr<DeviceState> describe(const ClApi& cl, cl_platform_id p, cl_device_id id) {
+  auto d = std::make_unique<DeviceState>();
+  d->platform = p;
+  d->id = id;
+  std::string extensions = device_string(cl, id, CL_DEVICE_EXTENSIONS);
+  auto has = [&](const char* ext) {
+    return (" " + extensions + " ").find(fmt::format(" {} ", ext)) != std::string::npos;
+  };
+  d->fp64 = has("cl_khr_fp64") ||
+            device_value<cl_device_fp_config>(cl, id, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
+  d->int64_atomics = has("cl_khr_int64_base_atomics");
+  d->correctly_rounded_sqrt =
+      (device_value<cl_device_fp_config>(cl, id, CL_DEVICE_SINGLE_FP_CONFIG) &
+       CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  d->max_group = device_value<size_t>(cl, id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  cl_uint align_bits = device_value<cl_uint>(cl, id, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
+  if (align_bits >= 8) d->base_align = align_bits / 8;
+  d->description = fmt::format(
+      "platform {} ({}); device {} ({}); driver {}; {}", platform_string(cl, p, CL_PLATFORM_NAME),
+      platform_string(cl, p, CL_PLATFORM_VERSION), device_string(cl, id, CL_DEVICE_NAME),
+      device_string(cl, id, CL_DEVICE_VERSION), device_string(cl, id, CL_DRIVER_VERSION),
+      device_string(cl, id, CL_DEVICE_OPENCL_C_VERSION));
+  return d;
+}
+
+// What every device can do: the backend declares one set of capabilities.
+BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {
+  BackendInfo i;
+  i.name = "opencl";
+  i.label = "OpenCL";
+  bool fp64 = true, int64_atomics = true;
+  size_t max_group = SIZE_MAX;
+  for (const auto& d : devices) {
+    fp64 &= d->fp64;
+    int64_atomics &= d->int64_atomics;
+    max_group = std::min(max_group, d->max_group);
+  }
+  for (DType t : kAllDTypes)
+    if (t != DType::F64 || fp64) i.supported_dtypes.insert(t);
+  // 32-bit atomics are core OpenCL (floats through compare-and-swap); 64-bit ones need
+  // cl_khr_int64_base_atomics.
+  i.supported_atomic_dtypes = {DType::I32, DType::U32, DType::F32};
+  if (int64_atomics) {
+    i.supported_atomic_dtypes.insert({DType::I64, DType::U64});
+    if (fp64) i.supported_atomic_dtypes.insert(DType::F64);
+  }
+  i.supports_device_reductions = false;
+  i.supports_workgroups = true;
+  i.max_workgroup_size = static_cast<int>(std::min<size_t>(max_group, 1 << 30));
+  i.device_memory_spaces = {"opencl"};
+  i.asynchronous = true;
+  return i;
+}
+
+}  // namespace
+
+Probe make_opencl_backend() {
+  Probe probe;
+  ClApi cl;
+  if (std::string why = cl.load(); !why.empty()) {
+    probe.reason = why;
+    return probe;
+  }
+  cl_uint n = 0;
+  cl_int err = cl.GetPlatformIDs(0, nullptr, &n);
+  std::vector<cl_platform_id> platforms(n);
+  if (err == CL_SUCCESS && n) err = cl.GetPlatformIDs(n, platforms.data(), nullptr);
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  for (cl_platform_id p : platforms) {
+    cl_uint count = 0;
+    cl_device_type types = CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU;
+    if (cl.GetDeviceIDs(p, types, 0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+    std::vector<cl_device_id> ids(count);
+    if (cl.GetDeviceIDs(p, types, count, ids.data(), nullptr) != CL_SUCCESS) continue;
+    for (cl_device_id id : ids) devices.push_back(describe(cl, p, id));
+  }
+  if (devices.empty()) {
+    probe.reason = fmt::format(
+        "OpenCL has no GPU or CPU device here ({} platform{}{}): install a driver, e.g. "
+        "pocl-opencl-icd (OpenCL on the CPU)",
+        n, n == 1 ? "" : "s", err == CL_SUCCESS ? "" : ", " + error_name(err));
+    return probe;
+  }
+  BackendInfo info = make_info(devices);
+  probe.backend = std::make_unique<OpenClBackend>(cl, std::move(devices), std::move(info));
+  return probe;
+}
+
+}  // namespace tack::opencl
