@@ -8,7 +8,8 @@ steady: per workload, a first call (compiles), the check against the NumPy refer
         warm-up call, then repeated timed calls (their median is the steady-state time).
 first:  the time of the first call of one workload in this (fresh) process, on the tiny inputs
         (so that the time is what the system does at a first call, not the work: trace, compile or
-        load from its disk cache, link, launch, synchronize).
+        load from its disk cache, link, launch, synchronize); with --then, also the first call of a
+        second workload after it, in the same process.
         The import and start of the system are timed apart ("init"), and the inputs are on the
         system's side before the clock starts. The driver runs it on an empty and then a filled
         cache directory.
@@ -58,6 +59,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=15, help="steady: the most timed calls")
     ap.add_argument("--budget", type=float, default=2.0, help="steady: seconds per workload")
+    ap.add_argument("--then", help="first: afterwards, time the first call of this workload too "
+                    "(a second kernel in the same process: what is left once the system is going)")
     ap.add_argument("--json", required=True)
     args = ap.parse_args()
 
@@ -76,8 +79,14 @@ def main():
     result["notes"] = {k: v for k, v in sysmod.NOTES.items() if v}
     save()
 
-    for name in args.workloads.split(","):
-        r = result["workloads"].setdefault(name, {})
+    todo = args.workloads.split(",")
+    if args.mode == "first" and args.then:
+        todo.append(args.then)
+    for index, name in enumerate(todo):
+        if index == 1 and args.mode == "first":
+            r = result.setdefault("then", {"workload": name})
+        else:
+            r = result["workloads"].setdefault(name, {})
         try:
             if args.mode in ("tiny", "first"):
                 d = W.inputs(name, W.SIZES["tiny"])
