@@ -89,7 +89,8 @@ def run_worker(system, mode, names, args, data_dir, cache_dir, out_json, log, ti
         r = res["workloads"].setdefault(name, {})
         if "status" not in r:
             r["status"] = "failed"
-            r["error"] = (f"the worker process ended ({rc}) before finishing it; see {os.path.relpath(log, ROOT)}"
+            r["error"] = (f"the worker process ended ({rc}) before finishing it; see "
+                          f"{os.path.relpath(log, ROOT)}"
                           if rc != "timeout" else f"timed out after {timeout} s")
     res["wall_s"] = wall
     res["returncode"] = rc
@@ -106,7 +107,8 @@ def machine():
         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": sh("git -C %s rev-parse --short HEAD" % ROOT),
         "dirty": sh("git -C %s status --porcelain -- src include python bench/compare | wc -l" % ROOT),
-        "cpu": sh("lscpu | grep -E '^(Model name|CPU\\(s\\)|Thread\\(s\\) per core|Core\\(s\\) per socket|L2 cache|L3 cache):'"),
+        "cpu": sh("lscpu | grep -E '^(Model name|CPU\\(s\\)|Thread\\(s\\) per core|"
+                  "Core\\(s\\) per socket|L2 cache|L3 cache):'"),
         "mem": sh("grep MemTotal /proc/meminfo"),
         "os": sh(". /etc/os-release && echo $PRETTY_NAME"),
         "python": platform.python_version(),

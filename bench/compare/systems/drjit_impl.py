@@ -1,9 +1,7 @@
 """Dr.Jit's LLVM backend (drjit.llvm): whole-array programs, traced at each call and compiled to
 one kernel per dr.eval (kernels cached in memory and in ~/.drjit). 2-D arrays are flat, indexed
 with gathers; loops inside a thread are symbolic loops (@dr.syntax while)."""
-import os
-
-import numpy as np
+from . import Unsupported
 
 NAME = "Dr.Jit"
 NOTES = {
@@ -219,5 +217,3 @@ def _matmul(A, B, n, m, kdim):
 def sync():
     dr.sync_thread()
 
-
-from . import Unsupported  # noqa: E402

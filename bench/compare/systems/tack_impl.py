@@ -1,8 +1,6 @@
 """Tack: the kernels of tack_kernels.py on tack arrays (the CPU backend)."""
 import os
 
-import numpy as np
-
 NAME = "Tack"
 NOTES = {
     "sum": "one thread per 16 Ki-element chunk, then one atomic add per chunk",

@@ -4,8 +4,6 @@ Warp runs a CPU launch on the calling thread only (NVIDIA/warp#1309: "executed i
 single-threaded sequential loop"), so it uses one thread where the others use two."""
 import os
 
-import numpy as np
-
 NAME = "Warp"
 NOTES = {
     "all": "CPU launches run on one thread (Warp has no multithreaded CPU launch)",
@@ -68,7 +66,8 @@ def setup(name, d):
         args = (out, d["x0"], d["y0"], d["dx"], d["dy"], d["max_iter"])
         return (lambda: launch(K["mandelbrot"], out.shape, *args)), out.numpy
     if name == "nbody":
-        pos, vel = wp.array(d["pos"], dtype=wp.vec3, device="cpu"), wp.array(d["vel"], dtype=wp.vec3, device="cpu")
+        pos = wp.array(d["pos"], dtype=wp.vec3, device="cpu")
+        vel = wp.array(d["vel"], dtype=wp.vec3, device="cpu")
         mass = arr(d["mass"])
         new_pos, new_vel = zeros(pos.shape, wp.vec3), zeros(vel.shape, wp.vec3)
         dt = d["dt"]
