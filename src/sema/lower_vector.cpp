@@ -432,8 +432,9 @@ Value Lowerer::swizzle(Value v, const std::string& fields, SourceLoc loc) {
   return Value::composite(std::move(comps), static_cast<int>(picks.size()), 1);
 }
 
-// The components an index (constant or not) selects: `flat` is a function of the index values.
-Value Lowerer::component(Value v, const ast::Expr& subscript) {
+// The index of a component: v[k] or m[i, j], checked against the shape; `flat` is the position in
+// `comps` when every index is a constant, else -1, and `index` holds the indices (reusable).
+Lowerer::ComponentIndex Lowerer::component_index(const Value& v, const ast::Expr& subscript) {
   std::vector<const ast::Expr*> idx;
   for (const auto& a : subscript.args) {
     if (a->kind == ast::Expr::Kind::Tuple)
@@ -441,54 +442,55 @@ Value Lowerer::component(Value v, const ast::Expr& subscript) {
     else
       idx.push_back(a.get());
   }
-  SourceLoc loc = subscript.loc;
-  size_t want = v.is_matrix() ? 2 : 1;
-  if (idx.size() != want)
-    fail(loc,
+  if (idx.size() != (v.is_matrix() ? 2u : 1u))
+    fail(subscript.loc,
          v.is_matrix() ? fmt::format("{} is indexed with a row and a column", v.type_name())
                        : fmt::format("{} takes one index", v.type_name()),
          v.is_matrix() ? "write m[i, j]" : "write v[k], or v.x");
-  // Constant indices pick a component now; others choose among the components at run time.
-  std::vector<ir::ExprPtr> index;
+  ComponentIndex out;
+  out.flat = 0;
   for (size_t d = 0; d < idx.size(); ++d) {
     Value x = expr(*idx[d]);
     int extent = d == 0 ? v.rows : v.cols;
-    if (x.weak == Weak::Int) {
-      int64_t k = static_cast<int64_t>(x.e->int_bits);
-      if (k < 0 || k >= extent)
-        fail(idx[d]->loc, fmt::format("index {} is out of range for {}", k, v.type_name()),
-             fmt::format("use an index from 0 to {}", extent - 1));
-    }
-    index.push_back(index_value(std::move(x), idx[d]->loc));
+    if (x.weak == Weak::Int &&
+        static_cast<uint64_t>(x.e->int_bits) >= static_cast<uint64_t>(extent))
+      fail(idx[d]->loc,
+           fmt::format("index {} is out of range for {}", static_cast<int64_t>(x.e->int_bits),
+                       v.type_name()),
+           fmt::format("use an index from 0 to {}", extent - 1));
+    Value i = reusable(Value{index_value(std::move(x), idx[d]->loc)}, subscript.loc);
+    if (out.flat >= 0 && ir::is_const(*i.e))
+      out.flat += static_cast<int>(ir::const_as_int(*i.e)) * (d == 0 ? 1 : v.rows);
+    else
+      out.flat = -1;
+    out.index.push_back(std::move(i.e));
   }
-  auto flat_const = [&]() -> int {
-    int k = 0;
-    for (size_t d = 0; d < index.size(); ++d) {
-      if (!ir::is_const(*index[d])) return -1;
-      k += static_cast<int>(ir::const_as_int(*index[d])) * (d == 0 ? 1 : v.rows);
-    }
-    return k;
-  };
-  if (int k = flat_const(); k >= 0) return Value{std::move(v.comps[k])};
-  for (auto& i : index) {
-    Value r = reusable(Value{std::move(i)}, loc);
-    i = std::move(r.e);
+  return out;
+}
+
+// Whether a run-time index selects component k (of a composite with `rows` rows).
+ir::ExprPtr Lowerer::selects(const ComponentIndex& c, int k, int rows, SourceLoc loc) {
+  ir::ExprPtr hit;
+  int pos[2] = {k % rows, k / rows};
+  for (size_t d = 0; d < c.index.size(); ++d) {
+    ir::ExprPtr eq =
+        ir::make_binary(Op::Eq, c.index[d]->clone(),
+                        ir::make_int(Type::i64(), static_cast<uint64_t>(pos[d]), loc), loc);
+    hit = hit ? ir::make_binary(Op::LogicalAnd, std::move(hit), std::move(eq), loc) : std::move(eq);
   }
+  return hit;
+}
+
+Value Lowerer::component(Value v, const ast::Expr& subscript) {
+  ComponentIndex c = component_index(v, subscript);
+  if (c.flat >= 0) return Value{std::move(v.comps[c.flat])};
+  SourceLoc loc = subscript.loc;
   v = reusable(std::move(v), loc);
-  // The last component is the default, so an index out of range reads it (debug mode checks).
+  // The last component is the default, so an index out of range reads it.
   ir::ExprPtr result = v.comps.back()->clone();
-  for (int k = static_cast<int>(v.comps.size()) - 2; k >= 0; --k) {
-    ir::ExprPtr hit;
-    int pos[2] = {k % v.rows, k / v.rows};
-    for (size_t d = 0; d < index.size(); ++d) {
-      ir::ExprPtr eq =
-          ir::make_binary(Op::Eq, index[d]->clone(),
-                          ir::make_int(Type::i64(), static_cast<uint64_t>(pos[d]), loc), loc);
-      hit =
-          hit ? ir::make_binary(Op::LogicalAnd, std::move(hit), std::move(eq), loc) : std::move(eq);
-    }
-    result = ir::make_select(std::move(hit), v.comps[k]->clone(), std::move(result), loc);
-  }
+  for (int k = static_cast<int>(v.comps.size()) - 2; k >= 0; --k)
+    result =
+        ir::make_select(selects(c, k, v.rows, loc), v.comps[k]->clone(), std::move(result), loc);
   return Value{std::move(result)};
 }
 
@@ -569,51 +571,14 @@ void Lowerer::assign_component(const ast::Expr& target, Value v, SourceLoc loc, 
   }
   // v[k] = x, m[i, j] = x: each component takes x where the index selects it.
   require_scalar(v, loc, "assigning one component");
-  std::vector<const ast::Expr*> idx;
-  for (const auto& a : target.args) {
-    if (a->kind == ast::Expr::Kind::Tuple)
-      for (const auto& t : a->args) idx.push_back(t.get());
-    else
-      idx.push_back(a.get());
-  }
-  if (idx.size() != (current.is_matrix() ? 2u : 1u))
-    fail(target.loc, fmt::format("{} is indexed with {}", current.type_name(),
-                                 current.is_matrix() ? "a row and a column" : "one index"));
-  std::vector<ir::ExprPtr> index;
-  for (size_t d = 0; d < idx.size(); ++d) {
-    Value x = expr(*idx[d]);
-    int extent = d == 0 ? c.rows : c.cols;
-    if (x.weak == Weak::Int &&
-        static_cast<uint64_t>(x.e->int_bits) >= static_cast<uint64_t>(extent))
-      fail(idx[d]->loc,
-           fmt::format("index {} is out of range for {}", static_cast<int64_t>(x.e->int_bits),
-                       current.type_name()),
-           fmt::format("use an index from 0 to {}", extent - 1));
-    Value i = reusable(Value{index_value(std::move(x), idx[d]->loc)}, loc);
-    index.push_back(std::move(i.e));
-  }
-  bool constant = true;
-  int flat = 0;
-  for (size_t d = 0; d < index.size(); ++d) {
-    constant &= ir::is_const(*index[d]);
-    if (constant) flat += static_cast<int>(ir::const_as_int(*index[d])) * (d == 0 ? 1 : c.rows);
-  }
-  if (constant) return set(flat, std::move(v));
+  ComponentIndex index = component_index(current, target);
+  if (index.flat >= 0) return set(index.flat, std::move(v));
   v = reusable(std::move(v), loc);
   for (int k = 0; k < static_cast<int>(c.ids.size()); ++k) {
     int id = c.ids[k];
-    int pos[2] = {k % c.rows, k / c.rows};
-    ir::ExprPtr hit;
-    for (size_t d = 0; d < index.size(); ++d) {
-      ir::ExprPtr eq =
-          ir::make_binary(Op::Eq, index[d]->clone(),
-                          ir::make_int(Type::i64(), static_cast<uint64_t>(pos[d]), loc), loc);
-      hit =
-          hit ? ir::make_binary(Op::LogicalAnd, std::move(hit), std::move(eq), loc) : std::move(eq);
-    }
     ir::ExprPtr x = convert_for_local(v.copy(), k_.locals[id], target.loc);
     out.push_back(ir::make_assign(id,
-                                  ir::make_select(std::move(hit), std::move(x),
+                                  ir::make_select(selects(index, k, c.rows, loc), std::move(x),
                                                   ir::make_local(id, k_.locals[id].type, loc), loc),
                                   loc));
   }

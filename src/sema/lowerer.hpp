@@ -125,6 +125,12 @@ class Lowerer {
   // v.x, v.xyz, v[k], m[i, j]: reading and (for names) assigning components.
   Value swizzle(Value v, const std::string& fields, SourceLoc loc);
   Value component(Value v, const ast::Expr& subscript);
+  struct ComponentIndex {
+    int flat = -1;  // the component when every index is a constant
+    std::vector<ir::ExprPtr> index;
+  };
+  ComponentIndex component_index(const Value& v, const ast::Expr& subscript);
+  ir::ExprPtr selects(const ComponentIndex& c, int k, int rows, SourceLoc loc);
   void assign_component(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
   void assign_composite(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
   // An array of vectors (last dimension 2, 3 or 4) indexed with one index fewer than its rank.
