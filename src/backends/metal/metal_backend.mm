@@ -25,7 +25,8 @@ struct DeviceState {
   id<MTLDevice> device = nil;
   id<MTLCommandQueue> queue = nil;
   id<MTLCommandBuffer> open = nil;       // encoding; not yet committed
-  id<MTLCommandBuffer> committed = nil;  // the last one committed (buffers run in order)
+  // Committed since the last wait: buffers of one queue run in order, and each may have failed.
+  std::vector<id<MTLCommandBuffer>> committed;
   id<MTLBuffer> no_record = nil;         // bound where a variant has no debug record
   int launches = 0;                      // encoded into `open`
   std::mutex mutex;
@@ -106,10 +107,13 @@ class MetalBackend final : public detail::Backend {
     @autoreleasepool {
       MTLCompileOptions* options = [[MTLCompileOptions alloc] init];
       // Exact arithmetic: no fast math, precise math functions.
-      if (@available(macOS 15.0, iOS 18.0, *)) {
+#if defined(__MAC_OS_X_VERSION_MAX_ALLOWED) && __MAC_OS_X_VERSION_MAX_ALLOWED >= 150000
+      if (@available(macOS 15.0, *)) {
         options.mathMode = MTLMathModeSafe;
         options.mathFloatingPointFunctions = MTLMathFloatingPointFunctionsPrecise;
-      } else {
+      } else
+#endif
+      {
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
         options.fastMathEnabled = NO;
@@ -176,17 +180,17 @@ class MetalBackend final : public detail::Backend {
 
   void synchronize(int device) override {
     DeviceState& d = *devices_.at(device);
-    id<MTLCommandBuffer> last = nil;
+    std::vector<id<MTLCommandBuffer>> committed;
     {
       std::lock_guard lock(d.mutex);
       commit(d);
-      last = d.committed;
-      d.committed = nil;
+      committed.swap(d.committed);
     }
-    if (!last) return;
-    [last waitUntilCompleted];
-    if ([last status] == MTLCommandBufferStatusError)
-      throw DeviceError(fmt::format("Metal: queued work failed: {}", describe([last error])));
+    if (committed.empty()) return;
+    [committed.back() waitUntilCompleted];
+    for (id<MTLCommandBuffer> b : committed)
+      if ([b status] == MTLCommandBufferStatusError)
+        throw DeviceError(fmt::format("Metal: queued work failed: {}", describe([b error])));
   }
 
   std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
@@ -213,7 +217,7 @@ class MetalBackend final : public detail::Backend {
   void commit(DeviceState& d) {
     if (!d.open) return;
     [d.open commit];
-    d.committed = d.open;
+    d.committed.push_back(d.open);
     d.open = nil;
     d.launches = 0;
   }
