@@ -201,7 +201,17 @@ std::string missing_compiler(const std::string& backend) {
 
 // Checks what an artifact must hold; "" when it is right.
 std::string check_artifact(const std::string& backend, const std::string& a) {
-  if (backend == "hip") return hip::is_code_object(a) ? "" : "not an ELF code object";
+  if (backend == "hip") {
+    if (!hip::is_code_object(a)) return "not an ELF code object";
+    // ELF64 e_machine (offset 18) is EM_AMDGPU (224); e_flags (offset 48) hold the processor,
+    // EF_AMDGPU_MACH_AMDGCN_GFX90A (0x3f) in the low byte.
+    uint16_t machine = 0;
+    uint32_t flags = 0;
+    std::memcpy(&machine, a.data() + 18, 2);
+    std::memcpy(&flags, a.data() + 48, 4);
+    if (machine != 224) return fmt::format("e_machine {} is not EM_AMDGPU", machine);
+    return (flags & 0xff) == 0x3f ? "" : fmt::format("e_flags 0x{:x} do not name gfx90a", flags);
+  }
   if (backend == "level_zero") {
     std::string native, spirv;
     if (!level_zero::unpack_artifact(a, native, spirv)) return "not a Level Zero artifact";
@@ -211,7 +221,16 @@ std::string check_artifact(const std::string& backend, const std::string& a) {
       return "the native binary is not an ELF file";
     uint32_t magic = 0;
     if (spirv.size() >= 4) std::memcpy(&magic, spirv.data(), 4);
-    return magic == 0x07230203u ? "" : "no SPIR-V magic";
+    if (magic != 0x07230203u) return "no SPIR-V magic";
+    // spirv-val (spirv-tools), where installed, checks the SPIR-V fallback is valid.
+    if (access("/usr/bin/spirv-val", X_OK) == 0) {
+      fs::path file = fs::temp_directory_path() / fmt::format("tack-l0-{}.spv", getpid());
+      std::ofstream(file, std::ios::binary) << spirv;
+      int rc = std::system(fmt::format("/usr/bin/spirv-val '{}'", file.string()).c_str());
+      fs::remove(file);
+      if (rc != 0) return "spirv-val rejected the SPIR-V";
+    }
+    return "";
   }
   return metal::is_msl_source(a) ? "" : "not MSL source";
 }
