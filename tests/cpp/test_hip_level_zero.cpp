@@ -332,6 +332,34 @@ INSTANTIATE_TEST_SUITE_P(Backends, GpuArtifact,
                                          ArtifactCase{"metal", "msl"}),
                          [](const auto& info) { return info.param.backend; });
 
+// A kernel with a `return` value: each artifact holds both entries the backend's
+// load() looks up, `<entry>` and `<entry>_result` (their names are in the code objects' symbol
+// tables and in the MSL text).
+TEST(HipLevelZero, ArtifactsHoldTheMainAndResultEntries) {
+  const char* src =
+      "import tack\n@tack.kernel\ndef ends(x, y) -> tack.f32:\n    for i in range(x.shape[0]):\n"
+      "        y[i] = x[i] * 2.0\n    return x[0] + x[x.shape[0] - 1]\n";
+  auto m = test::resolve(src);
+  ir::Kernel k = sema::specialize(*m, "ends", sema::parse_arg_types("f32[],f32[]"));
+  ASSERT_TRUE(k.result);
+  detail::CompileOptions o;
+  o.symbol_prefix = "tack_ends_entry";
+  for (const ArtifactCase& c : {ArtifactCase{"hip", "gfx90a"}, ArtifactCase{"level_zero", "pvc"},
+                                ArtifactCase{"metal", "msl"}}) {
+    SCOPED_TRACE(c.backend);
+    if (std::string why = missing_compiler(c.backend); !why.empty()) {
+      std::printf("[ skip ] %s: %s\n", c.backend.c_str(), why.c_str());
+      continue;
+    }
+    std::string a = compile_for(c, k, o);
+    EXPECT_EQ(check_artifact(c.backend, a), "");
+    // The main entry's name ends there: a NUL in a symbol table, a parenthesis in MSL.
+    char end = c.backend == "metal" ? '(' : '\0';
+    EXPECT_NE(a.find(std::string("tack_ends_entry") + end), std::string::npos);
+    EXPECT_NE(a.find("tack_ends_entry_result"), std::string::npos);
+  }
+}
+
 TEST(HipLevelZero, MetalRefusesF64BeforeCompiling) {
   ir::Kernel k = test::specialize(kSaxpy, "f64,f64[],f64[]", "saxpy");
   detail::CompileOptions o;
