@@ -138,8 +138,9 @@ class LevelZeroBackend final : public detail::Backend {
 
   std::string cache_target(int device) override {
     const DeviceState& d = *devices_.at(device);
-    return fmt::format("{}; ocloc -device {}; options {}", d.description, d.ocloc_device,
-                       build_options());
+    const Ocloc& oc = ocloc();
+    return fmt::format("{}; ocloc {} -device {}; options {}", d.description,
+                       oc.version ? oc.version() : 0, d.ocloc_device, build_options());
   }
 
   std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int device) override {
@@ -335,14 +336,16 @@ class LevelZeroBackend final : public detail::Backend {
   ze_module_handle_t create_module(DeviceState& d, ze_module_format_t format,
                                    const std::string& input, std::string* log) {
     if (input.empty()) return nullptr;
-    std::string flags = build_options();
+    // SPIR-V is compiled for the device here: Level Zero spells the exact-division option
+    // -ze-... (as oneAPI's Unified Runtime does for zeModuleCreate); the native binary was built
+    // with it already.
+    const char* flags = "-ze-fp32-correctly-rounded-divide-sqrt";
     ze_module_desc_t desc{};
     desc.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
     desc.format = format;
     desc.inputSize = input.size();
     desc.pInputModule = reinterpret_cast<const uint8_t*>(input.data());
-    // The SPIR-V is compiled for the device here: with the same exact-arithmetic options.
-    desc.pBuildFlags = format == ZE_MODULE_FORMAT_IL_SPIRV ? flags.c_str() : nullptr;
+    desc.pBuildFlags = format == ZE_MODULE_FORMAT_IL_SPIRV ? flags : nullptr;
     ze_module_handle_t module = nullptr;
     ze_module_build_log_handle_t build_log = nullptr;
     ze_result_t r = ze_.ModuleCreate(d.context, d.id, &desc, &module, log ? &build_log : nullptr);

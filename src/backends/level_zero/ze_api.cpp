@@ -80,6 +80,7 @@ const Ocloc& ocloc() {
     }
     o.invoke = reinterpret_cast<Ocloc::Invoke>(dlsym(lib, "oclocInvoke"));
     o.free_output = reinterpret_cast<Ocloc::FreeOutput>(dlsym(lib, "oclocFreeOutput"));
+    o.version = reinterpret_cast<Ocloc::Version>(dlsym(lib, "oclocVersion"));
     if (!o.invoke || !o.free_output)
       o.missing = fmt::format("'{}' lacks oclocInvoke or oclocFreeOutput", path);
     return o;

@@ -46,9 +46,11 @@ struct Ocloc {
                          char*** output_names);
   using FreeOutput = int (*)(uint32_t* num_outputs, uint8_t*** outputs, uint64_t** output_lengths,
                              char*** output_names);
+  using Version = int (*)();
   Invoke invoke = nullptr;
   FreeOutput free_output = nullptr;
-  std::string missing;  // why it cannot be used, or ""
+  Version version = nullptr;  // oclocVersion, where the library has it
+  std::string missing;        // why it cannot be used, or ""
 };
 
 // The process's libocloc (TACK_OCLOC_LIBRARY, else libocloc.so), loaded on the first call.
