@@ -3,7 +3,12 @@
 #include <mutex>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/hip/hip_backend.hpp"
+#include "backends/level_zero/level_zero_backend.hpp"
 #include "backends/opencl/opencl_backend.hpp"
+#ifdef TACK_HAVE_METAL
+#include "backends/metal/metal_backend.hpp"
+#endif
 #include "runtime/backend.hpp"
 #include "runtime/queue.hpp"
 #include "tack/error.hpp"
@@ -12,18 +17,24 @@ namespace tack {
 namespace detail {
 namespace {
 
-// Backends Tack knows, in the order `tack info` lists them. The CPU and OpenCL are built into
-// this version; the others say so, rather than failing obscurely.
+// Backends Tack knows, in the order `tack info` lists them. Those not built into this version
+// say so, rather than failing obscurely.
 const char* const kKnownBackends[] = {"cpu", "cuda", "hip", "level_zero", "metal", "opencl"};
 
 struct Registry {
   std::unique_ptr<Backend> cpu = cpu::make_cpu_backend();
   std::mutex mutex;
   Device default_device = cpu->device(0);
-  // OpenCL is probed when first asked for: loading a driver costs time a CPU-only process
-  // should not pay.
-  std::once_flag opencl_once;
+  // GPU backends are probed when first asked for: loading a driver costs time a CPU-only
+  // process should not pay.
+  std::once_flag opencl_once, hip_once, level_zero_once;
   opencl::Probe opencl;
+  hip::Probe hip;
+  level_zero::Probe level_zero;
+#ifdef TACK_HAVE_METAL
+  std::once_flag metal_once;
+  metal::Probe metal;
+#endif
 };
 
 Registry& registry() {
@@ -37,8 +48,36 @@ const opencl::Probe& opencl_probe() {
   return r.opencl;
 }
 
+const hip::Probe& hip_probe() {
+  Registry& r = registry();
+  std::call_once(r.hip_once, [&] { r.hip = hip::make_hip_backend(); });
+  return r.hip;
+}
+
+const level_zero::Probe& level_zero_probe() {
+  Registry& r = registry();
+  std::call_once(r.level_zero_once, [&] { r.level_zero = level_zero::make_level_zero_backend(); });
+  return r.level_zero;
+}
+
+#ifdef TACK_HAVE_METAL
+const metal::Probe& metal_probe() {
+  Registry& r = registry();
+  std::call_once(r.metal_once, [&] { r.metal = metal::make_metal_backend(); });
+  return r.metal;
+}
+#endif
+
 std::string unavailable_reason(const std::string& name) {
   if (name == "opencl") return opencl_probe().reason;
+  if (name == "hip") return hip_probe().reason;
+  if (name == "level_zero") return level_zero_probe().reason;
+#ifdef TACK_HAVE_METAL
+  if (name == "metal") return metal_probe().reason;
+#else
+  if (name == "metal")
+    return "the Metal backend is built only on Apple platforms (macOS); this build is not one";
+#endif
   return fmt::format(
       "the {} backend is not part of this build of Tack yet; the CPU backend "
       "('cpu') is",
@@ -59,6 +98,11 @@ Buffer::~Buffer() {
 Backend* find_backend(const std::string& name) {
   if (name == "cpu") return registry().cpu.get();
   if (name == "opencl") return opencl_probe().backend.get();
+  if (name == "hip") return hip_probe().backend.get();
+  if (name == "level_zero") return level_zero_probe().backend.get();
+#ifdef TACK_HAVE_METAL
+  if (name == "metal") return metal_probe().backend.get();
+#endif
   return nullptr;
 }
 

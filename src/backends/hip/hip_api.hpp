@@ -1,0 +1,87 @@
+// The HIP runtime and hipRTC, loaded at run time with dlmopen into a link namespace of their own:
+// Tack never links against ROCm, so it builds and runs without it, and hipRTC's LLVM cannot
+// collide with another LLVM in the process (PoCL's: both register the same options and abort).
+// The declarations below are the few of the HIP C API that Tack calls, written here so that no
+// ROCm header is needed to build; they follow hip_runtime_api.h and hiprtc.h (ROCm 5 and 6).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tack::hip {
+
+using hipError_t = int;  // hipSuccess is 0
+using hipStream_t = struct ihipStream_t*;
+using hipModule_t = struct ihipModule_t*;
+using hipFunction_t = struct ihipModuleSymbol_t*;
+using hiprtcResult = int;  // HIPRTC_SUCCESS is 0
+using hiprtcProgram = struct _hiprtcProgram*;
+
+enum hipMemcpyKind : int {
+  hipMemcpyHostToDevice = 1,
+  hipMemcpyDeviceToHost = 2,
+  hipMemcpyDeviceToDevice = 3,
+};
+
+struct HipApi {
+  // The runtime (libamdhip64).
+  hipError_t (*Init)(unsigned flags) = nullptr;
+  hipError_t (*GetDeviceCount)(int* count) = nullptr;
+  hipError_t (*SetDevice)(int device) = nullptr;
+  // hipGetDevicePropertiesR0600 on ROCm 6, hipGetDeviceProperties before: the struct differs,
+  // so Tack reads only gcnArchName from it (see device_arch in hip_backend.cpp).
+  hipError_t (*GetDeviceProperties)(void* props, int device) = nullptr;
+  hipError_t (*DriverGetVersion)(int* version) = nullptr;
+  const char* (*GetErrorString)(hipError_t error) = nullptr;
+  hipError_t (*StreamCreate)(hipStream_t* stream) = nullptr;
+  hipError_t (*StreamSynchronize)(hipStream_t stream) = nullptr;
+  hipError_t (*Malloc)(void** ptr, size_t bytes) = nullptr;
+  hipError_t (*Free)(void* ptr) = nullptr;
+  hipError_t (*MemcpyAsync)(void* dst, const void* src, size_t bytes, hipMemcpyKind kind,
+                            hipStream_t stream) = nullptr;
+  hipError_t (*MemsetD8Async)(void* dst, unsigned char value, size_t count,
+                              hipStream_t stream) = nullptr;
+  hipError_t (*MemsetD16Async)(void* dst, unsigned short value, size_t count,
+                               hipStream_t stream) = nullptr;
+  hipError_t (*MemsetD32Async)(void* dst, int value, size_t count, hipStream_t stream) = nullptr;
+  hipError_t (*ModuleLoadData)(hipModule_t* module, const void* image) = nullptr;
+  hipError_t (*ModuleUnload)(hipModule_t module) = nullptr;
+  hipError_t (*ModuleGetFunction)(hipFunction_t* function, hipModule_t module,
+                                  const char* name) = nullptr;
+  hipError_t (*ModuleLaunchKernel)(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
+                                   unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
+                                   hipStream_t stream, void** params, void** extra) = nullptr;
+  // hipRTC (inside libamdhip64.so.5; libhiprtc.so on ROCm 6).
+  hiprtcResult (*RtcVersion)(int* major, int* minor) = nullptr;
+  hiprtcResult (*RtcCreateProgram)(hiprtcProgram* prog, const char* source, const char* name,
+                                   int num_headers, const char** headers,
+                                   const char** include_names) = nullptr;
+  hiprtcResult (*RtcCompileProgram)(hiprtcProgram prog, int num_options,
+                                    const char** options) = nullptr;
+  hiprtcResult (*RtcGetProgramLogSize)(hiprtcProgram prog, size_t* size) = nullptr;
+  hiprtcResult (*RtcGetProgramLog)(hiprtcProgram prog, char* log) = nullptr;
+  hiprtcResult (*RtcGetCodeSize)(hiprtcProgram prog, size_t* size) = nullptr;
+  hiprtcResult (*RtcGetCode)(hiprtcProgram prog, char* code) = nullptr;
+  hiprtcResult (*RtcDestroyProgram)(hiprtcProgram* prog) = nullptr;
+
+  std::string runtime_missing;  // why the runtime cannot be used, or ""
+  std::string rtc_missing;      // why hipRTC cannot be used, or ""
+  std::string library;          // the library that was loaded
+
+  std::string error(hipError_t e) const;
+};
+
+// The process's HIP, loaded on the first call (TACK_HIP_LIBRARY, else libamdhip64.so.5, .so.6,
+// .so). Loaded once: link namespaces are few (glibc allows 16).
+const HipApi& hip_api();
+
+// hipRTC's compile: generated HIP C to a code object for `arch` (gfx90a...), with the options
+// Tack always uses (no FP contraction). Returns the code object, or throws DeviceError naming
+// `kernel_name` with hipRTC's log.
+std::string compile_code_object(const HipApi& api, const std::string& source,
+                                const std::string& arch, const std::string& kernel_name);
+// The options above, for the cache key.
+std::vector<std::string> hiprtc_options(const std::string& arch);
+
+}  // namespace tack::hip
