@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cuda/cuda_backend.hpp"
 #include "backends/opencl/opencl_backend.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/queue.hpp"
@@ -12,8 +13,8 @@ namespace tack {
 namespace detail {
 namespace {
 
-// Backends Tack knows, in the order `tack info` lists them. The CPU and OpenCL are built into
-// this version; the others say so, rather than failing obscurely.
+// Backends Tack knows, in the order `tack info` lists them. The CPU, CUDA and OpenCL are built
+// into this version; the others say so, rather than failing obscurely.
 const char* const kKnownBackends[] = {"cpu", "cuda", "hip", "level_zero", "metal", "opencl"};
 
 struct Registry {
@@ -24,6 +25,8 @@ struct Registry {
   // should not pay.
   std::once_flag opencl_once;
   opencl::Probe opencl;
+  std::once_flag cuda_once;  // likewise
+  cuda::Probe cuda;
 };
 
 Registry& registry() {
@@ -37,8 +40,15 @@ const opencl::Probe& opencl_probe() {
   return r.opencl;
 }
 
+const cuda::Probe& cuda_probe() {
+  Registry& r = registry();
+  std::call_once(r.cuda_once, [&] { r.cuda = cuda::make_cuda_backend(); });
+  return r.cuda;
+}
+
 std::string unavailable_reason(const std::string& name) {
   if (name == "opencl") return opencl_probe().reason;
+  if (name == "cuda") return cuda_probe().reason;
   return fmt::format(
       "the {} backend is not part of this build of Tack yet; the CPU backend "
       "('cpu') is",
@@ -59,6 +69,7 @@ Buffer::~Buffer() {
 Backend* find_backend(const std::string& name) {
   if (name == "cpu") return registry().cpu.get();
   if (name == "opencl") return opencl_probe().backend.get();
+  if (name == "cuda") return cuda_probe().backend.get();
   return nullptr;
 }
 
