@@ -368,16 +368,27 @@ std::optional<Array> wrap_foreign(nb::handle obj, bool allow_copy) {
   }
   int dev_type = nd.device_type();
   if (dev_type != kDLCPU && dev_type != kDLCUDAHost && dev_type != kDLROCMHost &&
-      dev_type != kDLCUDAManaged)
+      dev_type != kDLCUDAManaged && dev_type != kDLCUDA)
     throw DeviceError("from_dlpack: the memory is on DLPack device type " +
                       std::to_string(dev_type) +
-                      ", which no backend of this build of Tack can use (host memory can be)");
+                      ", which no backend of this build of Tack can use (host and CUDA memory "
+                      "can be)");
   auto t = from_dlpack_dtype(nd.dtype());
   if (!t)
     throw TypeError("Tack has no dtype for " + dlpack_dtype_text(nd.dtype()) +
                     " elements: use bool, int8 ... int64, uint8 ... uint64, float32 or float64");
   Shape shape(nd.shape_ptr(), nd.shape_ptr() + nd.ndim());
   Device cpu = device("cpu");
+  // CUDA device memory becomes an array on that CUDA device ("cuda:N"); it cannot be gathered
+  // on the host, so it must be contiguous.
+  std::optional<Device> cuda;
+  if (dev_type == kDLCUDA) {
+    cuda = device("cuda:" + std::to_string(nd.device_id()));
+    if (!c_contiguous(nd.ndim(), nd.shape_ptr(), nd.stride_ptr()))
+      throw ValueError(
+          "a non-contiguous CUDA array cannot be used without a copy: pass a contiguous one "
+          "(.contiguous() in PyTorch, cupy.ascontiguousarray)");
+  }
   if (!c_contiguous(nd.ndim(), nd.shape_ptr(), nd.stride_ptr())) {
     if (!allow_copy)
       throw ValueError(
@@ -395,7 +406,7 @@ std::optional<Array> wrap_foreign(nb::handle obj, bool allow_copy) {
     nb::gil_scoped_acquire gil;
     delete static_cast<const nb::ndarray<>*>(p);
   });
-  return array_from_ptr(nd.data(), shape, *t, &cpu, writable, std::move(owner));
+  return array_from_ptr(nd.data(), shape, *t, cuda ? &*cuda : &cpu, writable, std::move(owner));
 }
 
 void bind_texture(nb::module_& m) {
@@ -509,6 +520,9 @@ void bind_array(nb::module_& m) {
                 throw nb::buffer_error("__dlpack__: copying to another device is not supported");
             }
             bool make_copy = !copy.is_none() && nb::cast<bool>(copy);
+            // CUDA memory: the C++ export, which waits for queued work (the consumer's
+            // `stream` then has nothing to wait for).
+            if (a.device().type() == "cuda") return dlpack_capsule(make_copy ? a.copy() : a);
             nb::object view = export_view(make_copy ? a.copy() : a, false);
             if (max_version.is_none()) return view.attr("__dlpack__")();
             return view.attr("__dlpack__")(nb::arg("max_version") = max_version);

@@ -30,6 +30,9 @@ std::optional<Device> to_device(nb::handle h);
 // anything else) — for the functions that bypass nanobind's own dispatch.
 void set_python_error();
 
+// A DLPack capsule ("dltensor") lending a CUDA array (kDLCUDA) through tack::to_dlpack.
+nb::object dlpack_capsule(const Array& a);
+
 // A shape from an int or a sequence of ints.
 Shape to_shape(nb::handle h);
 nb::tuple shape_tuple(const Shape& s);

@@ -31,6 +31,6 @@ def preload():
                     ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
                 except OSError:
                     continue
-                os.environ.setdefault("TACK_NVRTC_PATH", path)
+                os.environ.setdefault("TACK_NVRTC_LIBRARY", path)
                 return path
     return None

@@ -274,9 +274,11 @@ Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* d
 }
 
 std::string memory_space(const void* ptr) {
-  // Host memory unless a device backend claims the address.
-  if (detail::Backend* b = detail::find_backend("opencl"); b && b->owns(ptr))
-    return b->info().device_memory_spaces.front();
+  // Host memory unless a device backend claims the address. OpenCL's addresses are its own
+  // (never CUDA's), so it is asked first.
+  for (const char* name : {"opencl", "cuda"})
+    if (detail::Backend* b = detail::find_backend(name))
+      if (std::string space = b->memory_space(ptr); !space.empty()) return space;
   return "cpu";
 }
 

@@ -86,6 +86,12 @@ class Backend {
   // Whether `address` is in memory this backend allocated (memory_space()); the CPU's is the
   // default answer.
   virtual bool owns(const void* address) { return false; }
+  // What memory_space() answers for `address`: one of device_memory_spaces when the address is
+  // memory of this backend's kind, else "". Backends with several kinds of memory (CUDA) ask
+  // their driver.
+  virtual std::string memory_space(const void* address) {
+    return owns(address) ? info_.device_memory_spaces.front() : "";
+  }
   virtual void copy_to_host(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_from_host(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_on_device(int device, void* dst, const void* src, size_t bytes) = 0;
@@ -110,6 +116,12 @@ class Backend {
  private:
   BackendInfo info_;
 };
+
+// The disk-cache key of a variant compiled for `backend` with its `target`
+// (Backend::cache_target): what the runtime keys the entry with, for tests that store and find
+// artifacts without a device.
+std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
+                              const std::string& target, int no_alias);
 
 // The registry of backends built into this library.
 Backend* find_backend(const std::string& name);

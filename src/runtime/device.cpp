@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cuda/cuda_backend.hpp"
 #include "backends/hip/hip_backend.hpp"
 #include "backends/level_zero/level_zero_backend.hpp"
 #include "backends/opencl/opencl_backend.hpp"
@@ -27,8 +28,9 @@ struct Registry {
   Device default_device = cpu->device(0);
   // GPU backends are probed when first asked for: loading a driver costs time a CPU-only
   // process should not pay.
-  std::once_flag opencl_once, hip_once, level_zero_once;
+  std::once_flag opencl_once, cuda_once, hip_once, level_zero_once;
   opencl::Probe opencl;
+  cuda::Probe cuda;
   hip::Probe hip;
   level_zero::Probe level_zero;
 #ifdef TACK_HAVE_METAL
@@ -46,6 +48,12 @@ const opencl::Probe& opencl_probe() {
   Registry& r = registry();
   std::call_once(r.opencl_once, [&] { r.opencl = opencl::make_opencl_backend(); });
   return r.opencl;
+}
+
+const cuda::Probe& cuda_probe() {
+  Registry& r = registry();
+  std::call_once(r.cuda_once, [&] { r.cuda = cuda::make_cuda_backend(); });
+  return r.cuda;
 }
 
 const hip::Probe& hip_probe() {
@@ -70,6 +78,7 @@ const metal::Probe& metal_probe() {
 
 std::string unavailable_reason(const std::string& name) {
   if (name == "opencl") return opencl_probe().reason;
+  if (name == "cuda") return cuda_probe().reason;
   if (name == "hip") return hip_probe().reason;
   if (name == "level_zero") return level_zero_probe().reason;
 #ifdef TACK_HAVE_METAL
@@ -98,6 +107,7 @@ Buffer::~Buffer() {
 Backend* find_backend(const std::string& name) {
   if (name == "cpu") return registry().cpu.get();
   if (name == "opencl") return opencl_probe().backend.get();
+  if (name == "cuda") return cuda_probe().backend.get();
   if (name == "hip") return hip_probe().backend.get();
   if (name == "level_zero") return level_zero_probe().backend.get();
 #ifdef TACK_HAVE_METAL

@@ -37,8 +37,14 @@ std::optional<DType> from_dl(DLDataType d) {
 
 DLManagedTensor* to_dlpack(const Array& a) {
   if (!a.valid()) throw TypeError("to_dlpack: an empty tack::Array");
-  if (a.device().type() != "cpu")
-    throw TypeError(fmt::format("to_dlpack: arrays on {} are not host memory", a.device().name()));
+  // Host memory, and CUDA memory (a real device address, kDLCUDA); OpenCL's addresses are
+  // Tack's own and no consumer could use them.
+  const std::string& type = a.device().type();
+  if (type != "cpu" && type != "cuda")
+    throw TypeError(fmt::format(
+        "to_dlpack: arrays on {} cannot be exported through DLPack (only host and CUDA memory "
+        "can): copy to the host first",
+        a.device().name()));
   detail::wait_for_device(a.buffer()->backend, a.buffer()->device);
   a.buffer()->exported = true;  // from now on, launches that use it complete before returning
   auto lent = std::make_unique<Lent>();
@@ -46,7 +52,7 @@ DLManagedTensor* to_dlpack(const Array& a) {
   lent->shape = a.shape();
   DLTensor& t = lent->tensor.dl_tensor;
   t.data = a.data();
-  t.device = {kDLCPU, 0};
+  t.device = type == "cuda" ? DLDevice{kDLCUDA, a.device().index()} : DLDevice{kDLCPU, 0};
   t.ndim = a.ndim();
   t.dtype = to_dl(a.dtype());
   t.shape = lent->shape.data();
@@ -66,11 +72,14 @@ Array from_dlpack(DLManagedTensor* tensor) {
     if (m->deleter) m->deleter(m);
   });
   const DLTensor& t = tensor->dl_tensor;
-  if (t.device.device_type != kDLCPU)
+  // Host memory (pinned and managed CUDA memory are host-accessible too) stays on the CPU;
+  // CUDA device memory becomes an array on that CUDA device.
+  const DLDeviceType kind = t.device.device_type;
+  if (kind != kDLCPU && kind != kDLCUDAHost && kind != kDLCUDAManaged && kind != kDLCUDA)
     throw TypeError(
-        fmt::format("from_dlpack: device type {} is not host memory, the only memory "
-                    "this build of Tack has",
-                    static_cast<int>(t.device.device_type)));
+        fmt::format("from_dlpack: device type {} is neither host nor CUDA memory, the memory "
+                    "this build of Tack can use",
+                    static_cast<int>(kind)));
   std::optional<DType> dt = from_dl(t.dtype);
   if (!dt)
     throw TypeError(
@@ -87,8 +96,9 @@ Array from_dlpack(DLManagedTensor* tensor) {
     }
   }
   void* data = static_cast<char*>(t.data) + t.byte_offset;
-  Device cpu = device("cpu");
-  return array_from_ptr(data, shape, *dt, &cpu, /*writable=*/true, owner);
+  Device where =
+      kind == kDLCUDA ? device(fmt::format("cuda:{}", t.device.device_id)) : device("cpu");
+  return array_from_ptr(data, shape, *dt, &where, /*writable=*/true, owner);
 }
 
 }  // namespace tack

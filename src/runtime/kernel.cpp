@@ -36,8 +36,7 @@ struct ModuleState {
 // assumption (each compiled when first needed).
 struct Variant {
   ir::Kernel ir;
-  std::string canonical;  // the IR's canonical text, part of the cache key
-  std::string key_base;   // everything in the cache key but the compile options
+  std::string target;  // Backend::cache_target, part of the cache key
   Backend* backend = nullptr;
   int device = 0;
   int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
@@ -158,9 +157,21 @@ std::string hex64(uint64_t h) {
   return fmt::format("{:016x}", h);
 }
 
+}  // namespace
+
+// Everything that changes the artifact: Tack's version, the backend and its target (architecture,
+// compiler and driver versions), the compile options, and the canonical IR after specialization.
+std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
+                              const std::string& target, int no_alias) {
+  return fmt::format("tack {}\nbackend {}\ntarget {}\noptions no_alias={} debug={}\n{}", version(),
+                     backend, target, no_alias, k.debug ? 1 : 0,
+                     ir::print(k, {.locations = k.debug}));
+}
+
+namespace {
+
 std::string cache_key(const Variant& v, int no_alias) {
-  return fmt::format("{}options no_alias={} debug={}\n{}", v.key_base, no_alias, v.ir.debug ? 1 : 0,
-                     v.canonical);
+  return variant_cache_key(v.ir, v.backend->info().name, v.target, no_alias);
 }
 
 // Builds a variant: checks the dtypes against the backend, specializes, adds debug checks.
@@ -182,12 +193,10 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
     ir::insert_bounds_checks(v->ir);
     ir::verify(v->ir, "bounds checks");
   }
-  v->canonical = ir::print(v->ir, {.locations = v->ir.debug});
   v->backend = backend;
   v->device = c.device.index();
   v->column_offset = ks.module->source().column_offset();
-  v->key_base = fmt::format("tack {}\nbackend {}\ntarget {}\n", version(), info.name,
-                            backend->cache_target(c.device.index()));
+  v->target = backend->cache_target(c.device.index());
   for (int no_alias = 0; no_alias < 2; ++no_alias) {
     // Symbols are named after the key, so an object from the disk cache links under its name.
     std::string key = cache_key(*v, no_alias);

@@ -124,3 +124,40 @@ def test_array_from_ptr_and_memory_space():
     assert host.tolist() == [9] * 6
     assert tack.memory_space(host.ctypes.data) == "cpu"
     assert tack.memory_space(tack.ones((2,)).ptr) in tack.get_default_device().backend.device_memory_spaces
+
+
+def _cuda_and_cupy():
+    """CuPy, where CUDA is available to Tack and CuPy is installed; else the test is skipped."""
+    status = {name: (ok, why) for name, ok, why in tack.backend_status()}
+    ok, why = status["cuda"]
+    if not ok:
+        pytest.skip(f"CUDA is unavailable here: {why}")
+    return pytest.importorskip("cupy")
+
+
+def test_cuda_memory_goes_both_ways_through_dlpack():
+    cp = _cuda_and_cupy()
+    a = tack.arange(8, device="cuda")
+    assert a.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
+    assert tack.memory_space(a.ptr) == "cuda"
+    view = cp.from_dlpack(a)  # CuPy sees Tack's memory, not a copy
+    assert view.data.ptr == a.ptr
+    assert cp.asnumpy(view).tolist() == list(range(8))
+    src = cp.arange(8, dtype=cp.float32)
+    t = tack.from_dlpack(src)  # and Tack sees CuPy's
+    assert t.device == tack.device("cuda:0") and t.ptr == src.data.ptr
+    kernels.vector_add(t, t, t)  # doubles CuPy's array in place; complete when the call returns
+    assert cp.asnumpy(src).tolist() == [2.0 * i for i in range(8)]
+
+
+def test_cuda_memory_spaces():
+    cp = _cuda_and_cupy()
+    managed = cp.cuda.malloc_managed(256)
+    pinned = cp.cuda.alloc_pinned_memory(256)
+    device_memory = cp.cuda.alloc(256)
+    assert tack.memory_space(device_memory.ptr) == "cuda"
+    assert tack.memory_space(managed.ptr) == "cuda_managed"
+    assert tack.memory_space(pinned.ptr) == "cuda_pinned"
+    assert tack.memory_space(np.zeros(4).ctypes.data) == "cpu"
+    with pytest.raises(ValueError, match="not CUDA memory"):
+        tack.array_from_ptr(np.zeros(4).ctypes.data, (4,), "f32", device="cuda")

@@ -383,7 +383,7 @@ def test_inspect_modes(backend):
     ir = tack.inspect(kernels.vector_add, x, x, x)
     assert "vector_add" in ir and "parallel for" in ir
     source = tack.inspect(kernels.vector_add, x, x, x, mode="source")
-    assert {"cpu": "define", "opencl": "__kernel"}.get(backend, "") in source
+    assert {"cpu": "define", "opencl": "__kernel", "cuda": "__global__"}.get(backend, "") in source
     assert tack.inspect(kernels.vector_add, x, x, x, mode="optimized")
     with pytest.raises(ValueError, match="mode"):
         tack.inspect(kernels.vector_add, x, x, x, mode="ptx")

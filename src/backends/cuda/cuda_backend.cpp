@@ -1,0 +1,450 @@
+#include "backends/cuda/cuda_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "backends/cuda/cu_api.hpp"
+#include "codegen/c_family/c_generator.hpp"
+#include "tack/error.hpp"
+
+namespace tack::cuda {
+namespace {
+
+// NVRTC, loaded once per process (also without a driver: the tests compile PTX here).
+struct Nvrtc {
+  NvrtcApi api;
+  std::string missing;
+};
+
+const Nvrtc& nvrtc() {
+  static Nvrtc* n = [] {
+    auto* x = new Nvrtc();  // leaked: compiled code may be loaded during static destruction
+    x->missing = x->api.load();
+    return x;
+  }();
+  return *n;
+}
+
+const NvrtcApi& require_nvrtc() {
+  const Nvrtc& n = nvrtc();
+  if (!n.missing.empty()) throw DeviceError(n.missing);
+  return n.api;
+}
+
+// Exact arithmetic: no contraction of a * b + c into FMAs; division and sqrt stay correctly
+// rounded (NVRTC's default without --use_fast_math).
+constexpr const char* kNvrtcOptions = "--fmad=false";
+
+struct DeviceState {
+  CUdevice id = 0;
+  std::string name;
+  int arch = 0;  // compute capability, 90 for 9.0
+  int max_threads = 1;
+  std::once_flag started;
+  std::string start_error;
+  CUcontext context = nullptr;  // the device's primary context
+  CUstream stream = nullptr;    // launches, copies and fills, in order
+};
+
+struct CudaCode : detail::LoadedCode {
+  const CuApi* cu = nullptr;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  CUfunction main = nullptr;
+  CUfunction result = nullptr;  // `<entry>_result`, kernels with a `return` value
+  int max_threads = 1;          // what the compiled main entry allows per block
+  ~CudaCode() override {
+    // Errors are ignored: at exit the driver may already be gone.
+    if (module && cu->CtxSetCurrent(context) == CUDA_SUCCESS) cu->ModuleUnload(module);
+  }
+};
+
+class CudaBackend final : public detail::Backend {
+ public:
+  CudaBackend(CuApi cu, int driver_version, std::vector<std::unique_ptr<DeviceState>> devices,
+              BackendInfo info)
+      : Backend(std::move(info)),
+        cu_(cu),
+        driver_version_(driver_version),
+        devices_(std::move(devices)) {}
+
+  int device_count() const override { return static_cast<int>(devices_.size()); }
+
+  // ---- memory ----
+
+  void* allocate(int device, size_t bytes) override {
+    started(device);
+    CUdeviceptr p = 0;
+    if (CUresult r = cu_.MemAlloc(&p, std::max<size_t>(bytes, 1)); r != CUDA_SUCCESS)
+      throw DeviceError(fmt::format("CUDA device {} cannot allocate {} bytes: {}", device, bytes,
+                                    cu_.error_name(r)));
+    return reinterpret_cast<void*>(p);
+  }
+
+  // Cannot throw: runs in destructors, possibly at exit after the driver is gone.
+  void release(int device, void* ptr) override {
+    cu_.CtxSetCurrent(devices_.at(device)->context);
+    cu_.MemFree(reinterpret_cast<CUdeviceptr>(ptr));
+  }
+
+  // Memory of another library: device memory, managed memory or pinned host memory, which
+  // kernels can use at the same address (unified addressing). Plain host memory cannot.
+  void* wrap(int device, void* ptr, size_t bytes) override {
+    started(device);
+    if (space_of(ptr).empty())
+      throw ValueError(fmt::format(
+          "array_from_ptr: {} is not CUDA memory; a CUDA array wraps memory from cuMemAlloc "
+          "(cudaMalloc), managed or pinned host memory: copy host data in with tack::copyto",
+          ptr));
+    return ptr;
+  }
+
+  std::string memory_space(const void* address) override {
+    // The driver answers for any context, but wants one current: device 0's primary context.
+    try {
+      started(0);
+    } catch (const DeviceError&) {
+      return "";
+    }
+    return space_of(address);
+  }
+
+  void copy_to_host(int device, void* dst, const void* src, size_t n) override {
+    if (n == 0) return;
+    CUstream s = stream(device);
+    check(cu_.MemcpyDtoHAsync(dst, address(src), n, s), "copying to the host");
+    check(cu_.StreamSynchronize(s), "copying to the host");
+  }
+  void copy_from_host(int device, void* dst, const void* src, size_t n) override {
+    if (n == 0) return;
+    CUstream s = stream(device);
+    // Waited for: the caller's host memory may go away when this returns.
+    check(cu_.MemcpyHtoDAsync(address(dst), src, n, s), "copying from the host");
+    check(cu_.StreamSynchronize(s), "copying from the host");
+  }
+  void copy_on_device(int device, void* dst, const void* src, size_t n) override {
+    if (n == 0) return;
+    check(cu_.MemcpyDtoDAsync(address(dst), address(src), n, stream(device)),
+          "copying on the device");
+  }
+  void fill(int device, void* dst, const void* pattern, size_t pattern_bytes,
+            size_t count) override {
+    if (count == 0) return;
+    CUstream s = stream(device);
+    CUdeviceptr d = address(dst);
+    if (pattern_bytes == 1) {
+      unsigned char v;
+      std::memcpy(&v, pattern, 1);
+      check(cu_.MemsetD8Async(d, v, count, s), "filling a buffer");
+    } else if (pattern_bytes == 2) {
+      unsigned short v;
+      std::memcpy(&v, pattern, 2);
+      check(cu_.MemsetD16Async(d, v, count, s), "filling a buffer");
+    } else if (pattern_bytes == 4) {
+      unsigned v;
+      std::memcpy(&v, pattern, 4);
+      check(cu_.MemsetD32Async(d, v, count, s), "filling a buffer");
+    } else {
+      // 8-byte elements: no memset of that width. Staged through the host; waited for, since
+      // the staging memory goes away here.
+      std::vector<unsigned char> staged(pattern_bytes * count);
+      for (size_t i = 0; i < count; ++i)
+        std::memcpy(staged.data() + i * pattern_bytes, pattern, pattern_bytes);
+      check(cu_.MemcpyHtoDAsync(d, staged.data(), staged.size(), s), "filling a buffer");
+      check(cu_.StreamSynchronize(s), "filling a buffer");
+    }
+  }
+
+  // ---- code ----
+
+  std::string cache_target(int device) override {
+    const DeviceState& d = *devices_.at(device);
+    return fmt::format("device {}; {}", d.name, ptx_cache_target(d.arch, driver_version_));
+  }
+
+  std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int device) override {
+    return compile_ptx(k, o, devices_.at(device)->arch);
+  }
+
+  std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
+                                           const detail::CompileOptions& o, int device) override {
+    DeviceState& d = started(device);
+    auto code = std::make_unique<CudaCode>();
+    code->cu = &cu_;
+    code->context = d.context;
+    // The PTX is text: the driver compiles it for the device here.
+    if (CUresult r = cu_.ModuleLoadData(&code->module, artifact.c_str()); r != CUDA_SUCCESS)
+      throw DeviceError(fmt::format("kernel '{}': the CUDA driver did not load its PTX: {}", k.name,
+                                    cu_.error_name(r)));
+    auto entry = [&](const std::string& name) {
+      CUfunction f = nullptr;
+      if (CUresult r = cu_.ModuleGetFunction(&f, code->module, name.c_str()); r != CUDA_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': the CUDA module has no entry '{}': {}", k.name,
+                                      name, cu_.error_name(r)));
+      return f;
+    };
+    code->main = entry(o.symbol_prefix);
+    if (k.result) code->result = entry(o.symbol_prefix + "_result");
+    if (cu_.FuncGetAttribute(&code->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                             code->main) != CUDA_SUCCESS)
+      code->max_threads = d.max_threads;
+    return code;
+  }
+
+  void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
+              int device) override {
+    auto& code = static_cast<CudaCode&>(base);
+    CUstream s = stream(device);
+    const DeviceState& state = *devices_.at(device);
+    if (k.workgroup_size > 0 && k.workgroup_size > code.max_threads)
+      throw DeviceError(fmt::format(
+          "kernel '{}' runs in workgroups of {} threads, but on CUDA device {} ({}) its compiled "
+          "code allows at most {} per block",
+          k.name, k.workgroup_size, device, state.name, code.max_threads));
+
+    // cuLaunchKernel takes a pointer to each argument's value, in the order of the generated
+    // parameters (docs/backends.md): arrays as a device pointer and their extents, scalars by
+    // value (their low bytes), then start, step and count per dimension, then the debug record.
+    std::vector<CUdeviceptr> pointers;
+    pointers.reserve(k.params.size() + 2);  // never reallocated: `args` points into it
+    std::vector<void*> args;
+    for (size_t p = 0; p < k.params.size(); ++p) {
+      const ir::Param& param = k.params[p];
+      if (param.is_local_array()) continue;
+      if (param.type.is_array()) {
+        pointers.push_back(reinterpret_cast<CUdeviceptr>(a.params[p].data));
+        args.push_back(&pointers.back());
+        for (int d = 0; d < param.type.rank; ++d)
+          args.push_back(const_cast<int64_t*>(&a.params[p].shape[d]));
+      } else {
+        args.push_back(const_cast<uint64_t*>(&a.params[p].scalar));
+      }
+    }
+    for (size_t d = 0; d < k.dims.size(); ++d) {
+      args.push_back(const_cast<int64_t*>(&a.start[d]));
+      args.push_back(const_cast<int64_t*>(&a.step[d]));
+      args.push_back(const_cast<int64_t*>(&a.count[d]));
+    }
+    pointers.push_back(reinterpret_cast<CUdeviceptr>(a.debug_record));
+    args.push_back(&pointers.back());
+
+    uint64_t total = 1;
+    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    if (total > 0) {
+      // Threads past the total return at once: round up to whole blocks.
+      int block = k.workgroup_size > 0 ? k.workgroup_size
+                                       : std::min(256, std::max(32, code.max_threads / 32 * 32));
+      uint64_t grid = (total + block - 1) / block;
+      if (grid > 0x7fffffffu)
+        throw ValueError(fmt::format(
+            "kernel '{}': {} iterations need {} blocks of {} threads, more than CUDA's 2^31 - 1",
+            k.name, total, grid, block));
+      CUresult r = cu_.LaunchKernel(code.main, static_cast<unsigned>(grid), 1, 1,
+                                    static_cast<unsigned>(block), 1, 1, 0, s, args.data(), nullptr);
+      if (r != CUDA_SUCCESS)
+        throw DeviceError(
+            fmt::format("kernel '{}': CUDA could not queue the launch of {} threads: {}", k.name,
+                        total, cu_.error_name(r)));
+    }
+    if (k.result && a.result) {
+      // One thread computes the value after the loop; reading it waits for it.
+      CUdeviceptr out = 0;
+      if (CUresult r = cu_.MemAlloc(&out, 8); r != CUDA_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': no CUDA memory for its return value: {}",
+                                      k.name, cu_.error_name(r)));
+      struct Free {
+        const CuApi& cu;
+        CUdeviceptr p;
+        ~Free() { cu.MemFree(p); }
+      } free_out{cu_, out};
+      args.push_back(&out);
+      CUresult r = cu_.LaunchKernel(code.result, 1, 1, 1, 1, 1, 1, 0, s, args.data(), nullptr);
+      if (r == CUDA_SUCCESS) r = cu_.MemcpyDtoHAsync(a.result, out, 8, s);
+      if (r == CUDA_SUCCESS) r = cu_.StreamSynchronize(s);
+      if (r != CUDA_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': computing its return value failed: {}", k.name,
+                                      cu_.error_name(r)));
+    }
+  }
+
+  void synchronize(int device) override {
+    DeviceState& d = *devices_.at(device);
+    if (!d.stream) return;
+    check(cu_.CtxSetCurrent(d.context), "making the device's context current");
+    check(cu_.StreamSynchronize(d.stream), "running queued work");
+  }
+
+  std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
+    return codegen::generate_source(k, "cuda", o.symbol_prefix);
+  }
+
+ private:
+  // The device, started on first use (its primary context and stream), with its context
+  // current on this thread.
+  DeviceState& started(int device) {
+    DeviceState& d = *devices_.at(device);
+    std::call_once(d.started, [&] {
+      CUresult r = cu_.PrimaryCtxRetain(&d.context, d.id);
+      if (r == CUDA_SUCCESS) r = cu_.CtxSetCurrent(d.context);
+      if (r == CUDA_SUCCESS) r = cu_.StreamCreate(&d.stream, 0);
+      if (r != CUDA_SUCCESS)
+        d.start_error = fmt::format("CUDA device {} ({}) has no context or stream: {}", device,
+                                    d.name, cu_.error_name(r));
+    });
+    if (!d.start_error.empty()) throw DeviceError(d.start_error);
+    check(cu_.CtxSetCurrent(d.context), "making the device's context current");
+    return d;
+  }
+  CUstream stream(int device) { return started(device).stream; }
+
+  static CUdeviceptr address(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+  void check(CUresult r, const char* what) const {
+    if (r != CUDA_SUCCESS)
+      throw DeviceError(fmt::format("CUDA: {} failed: {}", what, cu_.error_name(r)));
+  }
+
+  // "cuda", "cuda_managed", "cuda_pinned", or "" for memory CUDA does not know.
+  std::string space_of(const void* p) const {
+    unsigned type = 0;
+    if (cu_.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address(p)) !=
+        CUDA_SUCCESS)
+      return "";
+    int managed = 0;
+    if (cu_.PointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address(p)) ==
+            CUDA_SUCCESS &&
+        managed)
+      return "cuda_managed";
+    if (type == CU_MEMORYTYPE_HOST) return "cuda_pinned";
+    if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) return "cuda";
+    return "";
+  }
+
+  CuApi cu_;
+  int driver_version_ = 0;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+};
+
+BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {
+  BackendInfo i;
+  i.name = "cuda";
+  i.label = "CUDA";
+  int max_threads = 1 << 30;
+  for (const auto& d : devices) max_threads = std::min(max_threads, d->max_threads);
+  for (DType t : kAllDTypes) i.supported_dtypes.insert(t);
+  i.supported_atomic_dtypes = {DType::I32, DType::U32, DType::I64,
+                               DType::U64, DType::F32, DType::F64};
+  i.supports_device_reductions = false;
+  i.supports_workgroups = true;
+  i.max_workgroup_size = max_threads;
+  i.device_memory_spaces = {"cuda", "cuda_pinned", "cuda_managed"};
+  i.asynchronous = true;
+  return i;
+}
+
+}  // namespace
+
+std::string nvrtc_missing() {
+  return nvrtc().missing;
+}
+
+std::string ptx_cache_target(int arch, int driver_version) {
+  const NvrtcApi& rtc = require_nvrtc();
+  return fmt::format("arch compute_{}; nvrtc {}.{}; driver {}; options {}", arch, rtc.major,
+                     rtc.minor, driver_version, kNvrtcOptions);
+}
+
+std::string compile_ptx(const ir::Kernel& k, const detail::CompileOptions& o, int arch) {
+  const NvrtcApi& rtc = require_nvrtc();
+  std::string source;
+  try {
+    source = codegen::generate_source(k, "cuda", o.symbol_prefix);
+  } catch (const CompileError&) {
+    throw;
+  } catch (const Error& e) {
+    throw DeviceError(fmt::format("the CUDA backend cannot run this kernel: {}", e.what()));
+  }
+  nvrtcProgram prog = nullptr;
+  std::string file = k.name + ".cu";
+  if (nvrtcResult r = rtc.CreateProgram(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr);
+      r != NVRTC_SUCCESS)
+    throw DeviceError(fmt::format("kernel '{}': NVRTC could not create a program: {}", k.name,
+                                  rtc.GetErrorString(r)));
+  struct Destroy {
+    const NvrtcApi& rtc;
+    nvrtcProgram& p;
+    ~Destroy() { rtc.DestroyProgram(&p); }
+  } destroy{rtc, prog};
+  std::string arch_option = fmt::format("--gpu-architecture=compute_{}", arch);
+  const char* options[] = {arch_option.c_str(), kNvrtcOptions};
+  nvrtcResult r = rtc.CompileProgram(prog, 2, options);
+  if (r != NVRTC_SUCCESS) {
+    size_t n = 0;
+    rtc.GetProgramLogSize(prog, &n);
+    std::string log(n, '\0');
+    if (n) rtc.GetProgramLog(prog, log.data());
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    throw DeviceError(fmt::format(
+        "kernel '{}': NVRTC {}.{} could not compile the generated CUDA C for compute_{} ({}); "
+        "if the architecture is newer than this NVRTC, install a newer CUDA toolkit; otherwise "
+        "this is a bug in Tack's CUDA generator, please report it with `tack emit --backend "
+        "cuda`. Log:\n{}",
+        k.name, rtc.major, rtc.minor, arch, rtc.GetErrorString(r), log));
+  }
+  size_t size = 0;
+  rtc.GetPTXSize(prog, &size);
+  std::string ptx(size, '\0');
+  if (size) rtc.GetPTX(prog, ptx.data());
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();  // c_str() supplies the terminator
+  return ptx;
+}
+
+Probe make_cuda_backend() {
+  Probe probe;
+  CuApi cu;
+  if (std::string why = cu.load(); !why.empty()) {
+    probe.reason = why;
+    return probe;
+  }
+  int count = 0;
+  CUresult r = cu.DeviceGetCount(&count);
+  if (r != CUDA_SUCCESS || count == 0) {
+    probe.reason = fmt::format("the CUDA driver sees no device{}",
+                               r == CUDA_SUCCESS ? "" : " (" + cu.error_name(r) + ")");
+    return probe;
+  }
+  std::vector<std::unique_ptr<DeviceState>> devices;
+  for (int i = 0; i < count; ++i) {
+    auto d = std::make_unique<DeviceState>();
+    if (cu.DeviceGet(&d->id, i) != CUDA_SUCCESS) continue;
+    char name[256] = {};
+    cu.DeviceGetName(name, sizeof name - 1, d->id);
+    d->name = name;
+    int major = 0, minor = 0;
+    cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->id);
+    cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->id);
+    d->arch = major * 10 + minor;
+    cu.DeviceGetAttribute(&d->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->id);
+    devices.push_back(std::move(d));
+  }
+  if (devices.empty()) {
+    probe.reason = "the CUDA driver lists devices but none could be opened";
+    return probe;
+  }
+  if (std::string why = nvrtc_missing(); !why.empty()) {
+    probe.reason = fmt::format("the CUDA driver works, but {}", why);
+    return probe;
+  }
+  int driver_version = 0;
+  cu.DriverGetVersion(&driver_version);
+  BackendInfo info = make_info(devices);
+  probe.backend =
+      std::make_unique<CudaBackend>(cu, driver_version, std::move(devices), std::move(info));
+  return probe;
+}
+
+}  // namespace tack::cuda
