@@ -252,7 +252,8 @@ nb::object read_element(const Array& one) {
 
 nb::object reduction_result(const Array& a, double v) {
   if (is_float(a.dtype())) return nb::float_(v);
-  return nb::int_(static_cast<int64_t>(v));
+  // The exact integer of the double: u64 results above 2^63 (docs/backends.md) stay positive.
+  return nb::steal(PyLong_FromDouble(v));
 }
 
 void copy_host_into(Array& dst, nb::handle src);

@@ -9,6 +9,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/host_values.hpp"
 #include "runtime/queue.hpp"
+#include "runtime/reductions.hpp"
 
 namespace tack {
 namespace {
@@ -186,16 +187,20 @@ void for_each_value(const Array& a, F&& f) {
 
 }  // namespace
 
-// Reductions run on the host where the backend has no device reductions (the CPU among them);
-// NaN propagates as in NumPy.
+// Reductions run on the device where the backend has device reductions (see reductions.hpp),
+// else on the host (the CPU among them), in double, in element order; NaN propagates as in
+// NumPy either way.
 double Array::sum() const {
-  double s = 0;
+  if (size() == 0) return 0;
+  if (auto v = detail::device_reduce(*this, detail::Reduction::Sum)) return *v;
+  double s = -0.0;  // the identity of addition: a sum of -0.0 alone is -0.0, as in NumPy
   for_each_value(*this, [&](double v) { s += v; });
   return s;
 }
 
 double Array::min() const {
   if (size() == 0) throw ValueError("min() of an empty array");
+  if (auto v = detail::device_reduce(*this, detail::Reduction::Min)) return *v;
   double m = std::numeric_limits<double>::infinity();
   for_each_value(*this, [&](double v) { m = (std::isnan(v) || v < m) && !std::isnan(m) ? v : m; });
   return m;
@@ -203,6 +208,7 @@ double Array::min() const {
 
 double Array::max() const {
   if (size() == 0) throw ValueError("max() of an empty array");
+  if (auto v = detail::device_reduce(*this, detail::Reduction::Max)) return *v;
   double m = -std::numeric_limits<double>::infinity();
   for_each_value(*this, [&](double v) { m = (std::isnan(v) || v > m) && !std::isnan(m) ? v : m; });
   return m;

@@ -786,6 +786,7 @@ TEST(CGenerators, DebugModeClaimsTheRecordWithCompareAndSwap) {
     const char* cas;
   };
   for (Want w : {Want{"cuda", "won = atomicCAS(rec, 0, 1) == 0;"},
+                 Want{"hip", "won = atomicCAS(rec, 0, 1) == 0;"},
                  Want{"opencl", "won = atomic_cmpxchg((volatile __global int*)rec, 0, 1) == 0;"},
                  Want{"metal",
                       "metal::atomic_compare_exchange_weak_explicit((device "

@@ -1,5 +1,7 @@
 // The runtime through the public C++ API: the example programs against plain C++, arrays,
 // devices, argument handling, debug mode.
+#include <fmt/format.h>
+
 #include <atomic>
 #include <numeric>
 #include <random>
@@ -206,6 +208,45 @@ TEST(DebugMode, LoadsOutOfBoundsReadZeroAndAreReported) {
       IndexError);
   set_debug(false);
   EXPECT_EQ(out.sum(), 6.0);  // the three reads past x's rows gave 0
+}
+
+// Many iterations (on many threads, or work items) violate two different accesses at once: one
+// whole violation is recorded, the first to claim the record, never a mix of two, and raised once.
+TEST(DebugMode, ManyViolationsRecordOneWholeViolation) {
+  Module m = Module::from_source(
+      "import tack\n@tack.kernel\ndef k(x, out, small):\n    for i in range(x.shape[0]):\n"
+      "        out[i + 1] = x[i]\n        small[i] = x[i]\n",
+      "many.py");
+  const int64_t n = 1 << 16;
+  Array x = ones({n}), out = zeros({n}), small = zeros({4});
+  set_debug(true);
+  std::string w;
+  try {
+    m.kernel("k")(x, out, small);
+    sync();
+  } catch (const IndexError& e) {
+    w = e.what();
+  }
+  set_debug(false);
+  ASSERT_FALSE(w.empty()) << "no violation was raised";
+  EXPECT_NO_THROW(sync());
+  if (w.find("many.py:5:9: in kernel 'k'") != std::string::npos) {
+    EXPECT_NE(
+        w.find(fmt::format("index [{}] is out of bounds for array 'out' of shape ({},)", n, n)),
+        std::string::npos)
+        << w;
+  } else {
+    EXPECT_NE(w.find("many.py:6:9: in kernel 'k'"), std::string::npos) << w;
+    EXPECT_NE(w.find("for array 'small' of shape (4,)"), std::string::npos) << w;
+    size_t at = w.find("index [");
+    ASSERT_NE(at, std::string::npos) << w;
+    int64_t index = std::stoll(w.substr(at + 7));
+    EXPECT_GE(index, 4) << w;
+    EXPECT_LT(index, n) << w;
+  }
+  // The in-bounds stores all happened.
+  EXPECT_EQ(out.sum(), static_cast<double>(n - 1));
+  EXPECT_EQ(small.sum(), 4.0);
 }
 
 TEST(Concurrency, HostThreadsCallingOneKernelAtOnce) {

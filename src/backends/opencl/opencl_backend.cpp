@@ -604,9 +604,11 @@ BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) 
     i.supported_atomic_dtypes.insert({DType::I64, DType::U64});
     if (fp64) i.supported_atomic_dtypes.insert(DType::F64);
   }
-  i.supports_device_reductions = false;
   i.supports_workgroups = true;
   i.max_workgroup_size = static_cast<int>(std::min<size_t>(max_group, 1 << 30));
+  // sum/min/max/mean as Tack kernels with block collectives (src/runtime/reductions.cpp), which
+  // need groups of 256 lanes.
+  i.supports_device_reductions = i.max_workgroup_size >= 256;
   i.device_memory_spaces = {"opencl"};
   i.asynchronous = true;
   return i;

@@ -1,0 +1,229 @@
+// Array::sum/min/max/mean on every available device: on backends with device reductions
+// (OpenCL) computed on the device by the kernels of src/runtime/reductions.cpp, in the documented
+// order (docs/backends.md, "Device reductions"), checked bit for bit against that order computed
+// in plain C++ here and within a tolerance against a double sum; on the others (the CPU) on the
+// host. Also integer accumulators, NaN, empty arrays, views and the cache.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "test_support.hpp"
+
+namespace tack {
+namespace {
+
+std::vector<Device> available_devices() {
+  std::vector<Device> out;
+  for (const BackendStatus& s : backend_status())
+    if (s.available) out.push_back(device(s.name));
+  return out;
+}
+
+template <typename T>
+Array upload(const std::vector<T>& v, const Device& d) {
+  Array a = empty({static_cast<int64_t>(v.size())}, dtype_of<T>(), &d);
+  copyto(a, v);
+  return a;
+}
+
+// The device order: each pass sums every run of 256 consecutive values with the block_sum tree
+// (padding with -0.0), until one value is left.
+template <typename T>
+T tree_sum(std::vector<T> x) {
+  while (true) {
+    size_t groups = (x.size() + 255) / 256;
+    std::vector<T> next(groups);
+    for (size_t g = 0; g < groups; ++g) {
+      std::vector<T> v(256, T(-0.0));
+      for (size_t l = 0; l < 256 && g * 256 + l < x.size(); ++l) v[l] = x[g * 256 + l];
+      for (size_t h = 128; h >= 1; h /= 2)
+        for (size_t l = 0; l < h; ++l) v[l] = v[l] + v[l + h];
+      next[g] = v[0];
+    }
+    x = next;
+    if (groups == 1) return x[0];
+  }
+}
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+TEST(Reductions, TheFlagFollowsWorkgroups) {
+  for (const Device& d : available_devices()) {
+    const BackendInfo& b = d.backend();
+    EXPECT_EQ(b.supports_device_reductions, b.supports_workgroups && b.max_workgroup_size >= 256)
+        << d.name();
+  }
+  EXPECT_FALSE(device("cpu").backend().supports_device_reductions);
+}
+
+TEST(Reductions, FloatSumsFollowTheDocumentedOrder) {
+  for (const Device& d : available_devices()) {
+    // One group, a partial one, several, and three passes (65537 -> 257 -> 2 -> 1).
+    for (size_t n : {1, 5, 255, 256, 257, 1000, 65537}) {
+      SCOPED_TRACE(fmt::format("{} n={}", d.name(), n));
+      auto x = random_floats(n, static_cast<unsigned>(n));
+      double exact = 0;
+      for (float v : x) exact += v;
+      Array a = upload(x, d);
+      double s = a.sum();
+      EXPECT_NEAR(s, exact, 1e-5 * static_cast<double>(n));
+      if (d.backend().supports_device_reductions) {
+        // f32 accumulation in the tree order: these exact bits.
+        EXPECT_EQ(s, static_cast<double>(tree_sum(x)));
+      } else {
+        EXPECT_EQ(s, exact);  // the host sums in double, in element order
+      }
+      EXPECT_EQ(a.mean(), s / static_cast<double>(n));
+      float lo = x[0], hi = x[0];
+      for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+      EXPECT_EQ(a.min(), lo);
+      EXPECT_EQ(a.max(), hi);
+    }
+  }
+}
+
+TEST(Reductions, F64SumsInF64) {
+  for (const Device& d : available_devices()) {
+    if (!d.backend().supports_f64()) continue;
+    std::vector<double> x(3000);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0 / static_cast<double>(i + 1);
+    Array a = upload(x, d);
+    double want = 0;
+    for (double v : x) want += v;
+    if (d.backend().supports_device_reductions) want = tree_sum(x);
+    EXPECT_EQ(a.sum(), want) << d.name();
+    EXPECT_EQ(a.max(), 1.0) << d.name();
+    EXPECT_EQ(a.min(), 1.0 / 3000) << d.name();
+  }
+}
+
+TEST(Reductions, IntegerSumsAccumulateIn64Bits) {
+  for (const Device& d : available_devices()) {
+    SCOPED_TRACE(d.name());
+    // i32 values whose sum leaves i32: an i64 accumulator gets it exactly.
+    std::vector<int32_t> big(1000, 2000000000);
+    big[3] = -7;
+    EXPECT_EQ(upload(big, d).sum(), 999.0 * 2000000000 - 7);
+    // u8: the u64 accumulator, not a wrapping u8.
+    std::vector<uint8_t> bytes(700, 255);
+    EXPECT_EQ(upload(bytes, d).sum(), 700.0 * 255);
+    EXPECT_EQ(upload(bytes, d).mean(), 255.0);
+    // bool counts its true elements.
+    Array flags = zeros({600}, DType::Bool, &d);
+    flags.rows(100, 400).fill(1);
+    EXPECT_EQ(flags.sum(), 300.0);
+    EXPECT_EQ(flags.max(), 1.0);
+    EXPECT_EQ(flags.min(), 0.0);
+    // i64 and u64, with values beyond 32 bits.
+    std::vector<int64_t> wide = {int64_t(1) << 40, -(int64_t(1) << 41), 5};
+    EXPECT_EQ(upload(wide, d).sum(), -(1LL << 40) + 5.0);
+    EXPECT_EQ(upload(wide, d).min(), -(1LL << 41) * 1.0);
+    std::vector<int64_t> extremes = {INT64_MIN, 0, 1};
+    EXPECT_EQ(upload(extremes, d).min(), -9223372036854775808.0);
+    std::vector<uint64_t> uwide = {uint64_t(1) << 63, 3};
+    EXPECT_EQ(upload(uwide, d).max(), 9223372036854775808.0);
+    EXPECT_EQ(upload(uwide, d).min(), 3.0);
+    std::vector<int16_t> shorts = {-300, 200, -32768, 32767};
+    EXPECT_EQ(upload(shorts, d).min(), -32768.0);
+    EXPECT_EQ(upload(shorts, d).max(), 32767.0);
+    EXPECT_EQ(upload(shorts, d).sum(), -101.0);
+  }
+}
+
+TEST(Reductions, NanPropagatesAndInfinitiesCount) {
+  for (const Device& d : available_devices()) {
+    SCOPED_TRACE(d.name());
+    std::vector<float> x(1000, 1.0f);
+    x[777] = NAN;
+    Array a = upload(x, d);
+    EXPECT_TRUE(std::isnan(a.sum()));
+    EXPECT_TRUE(std::isnan(a.min()));
+    EXPECT_TRUE(std::isnan(a.max()));
+    EXPECT_TRUE(std::isnan(a.mean()));
+    std::vector<float> inf = {1.0f, INFINITY, -2.0f};
+    EXPECT_EQ(upload(inf, d).max(), INFINITY);
+    EXPECT_EQ(upload(inf, d).min(), -2.0);
+    EXPECT_EQ(upload(inf, d).sum(), INFINITY);
+    std::vector<float> both = {INFINITY, -INFINITY};
+    EXPECT_TRUE(std::isnan(upload(both, d).sum()));
+    // -0.0 alone sums to -0.0, as in NumPy (the padding is -0.0, the identity of addition).
+    std::vector<float> negzero = {-0.0f};
+    EXPECT_TRUE(std::signbit(upload(negzero, d).sum())) << "on " << d.name();
+  }
+}
+
+TEST(Reductions, EmptyArrays) {
+  for (const Device& d : available_devices()) {
+    Array e = zeros({0}, f32, &d);
+    EXPECT_EQ(e.sum(), 0.0) << d.name();
+    EXPECT_THROW(e.min(), ValueError);
+    EXPECT_THROW(e.max(), ValueError);
+    EXPECT_THROW(e.mean(), ValueError);
+    EXPECT_EQ(zeros({0, 4}, i32, &d).sum(), 0.0);
+  }
+}
+
+TEST(Reductions, ViewsAndShapesReduceTheirOwnElements) {
+  for (const Device& d : available_devices()) {
+    SCOPED_TRACE(d.name());
+    std::vector<int32_t> x(3 * 301);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i);
+    Array m = upload(x, d).reshape({3, 301});
+    EXPECT_EQ(m.sum(), 903.0 * 902 / 2);
+    // A row starting at a byte offset OpenCL cannot pass as a sub-buffer (301 * 4 bytes).
+    Array row = m.rows(1, 2);
+    double want = 0;
+    for (int i = 301; i < 602; ++i) want += i;
+    EXPECT_EQ(row.sum(), want);
+    EXPECT_EQ(row.min(), 301.0);
+    EXPECT_EQ(row.max(), 601.0);
+    Array scalar = full({}, 4.5, f32, &d);
+    EXPECT_EQ(scalar.sum(), 4.5);
+  }
+}
+
+TEST(Reductions, DeviceReductionsCompileOncePerDtype) {
+  for (const Device& d : available_devices()) {
+    if (!d.backend().supports_device_reductions) continue;
+    Array a = full({1000}, 2, f32, &d);
+    EXPECT_EQ(a.sum(), 2000.0);  // compiles (or loads) the f32 pass
+    uint64_t compiles = cache_stats().compiles;
+    Array b = full({5000}, 3, f32, &d);
+    EXPECT_EQ(b.sum(), 15000.0);
+    EXPECT_EQ(cache_stats().compiles, compiles) << "a second sum of f32 compiled again";
+  }
+}
+
+// A reduction reads its result, so it is a synchronization: an error of earlier queued work
+// surfaces there naming its kernel.
+TEST(Reductions, AnEarlierErrorSurfacesAtTheReduction) {
+  for (const Device& d : available_devices()) {
+    if (!d.backend().asynchronous) continue;
+    Module m = Module::from_source(
+        "import tack\n@tack.kernel\ndef shift(x, out):\n    for i in range(x.shape[0]):\n"
+        "        out[i + 1] = x[i]\n",
+        "shift.py");
+    Array x = arange(8, f32, &d), out = zeros({8}, f32, &d);
+    set_debug(true);
+    m.kernel("shift")(x, out);
+    set_debug(false);
+    try {
+      out.sum();
+      ADD_FAILURE() << "sum() did not raise the queued violation";
+    } catch (const IndexError& e) {
+      EXPECT_NE(std::string(e.what()).find("in kernel 'shift'"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(out.sum(), 21.0);  // raised once; the in-bounds stores happened
+  }
+}
+
+}  // namespace
+}  // namespace tack
