@@ -13,115 +13,47 @@ namespace {
 // docs/language.md, "Order of the collectives"), and lane 0 writes the result to out[g]. The
 // iteration count out.shape[0] * 256 is always whole groups, as collectives need. A float sum
 // pads with -0.0, the exact identity of IEEE addition (x + -0.0 == x, also for x == -0.0).
-constexpr const char* kReductionKernels = R"(import math
-import tack
-
-
-@tack.kernel
-def sum_signed(x, out):
-    for i in range(out.shape[0] * 256):
-        v = tack.i64(0)
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_sum(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
-
-@tack.kernel
-def sum_unsigned(x, out):
-    for i in range(out.shape[0] * 256):
-        v = tack.u64(0)
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_sum(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
+std::string reduction_kernels() {
+  struct Kernel {
+    const char* op;
+    const char* kind;  // of the accumulator: signed (i64), unsigned (u64) or float
+    const char* identity;
+  };
+  static constexpr Kernel kernels[] = {
+      {"sum", "signed", "tack.i64(0)"},
+      {"sum", "unsigned", "tack.u64(0)"},
+      {"sum", "float", "-0.0"},
+      {"min", "signed", "tack.i64(9223372036854775807)"},
+      {"min", "unsigned", "tack.u64(18446744073709551615)"},
+      {"min", "float", "math.inf"},
+      {"max", "signed", "tack.i64(-9223372036854775807 - 1)"},
+      {"max", "unsigned", "tack.u64(0)"},
+      {"max", "float", "-math.inf"},
+  };
+  std::string source = "import math\nimport tack\n";
+  for (const Kernel& k : kernels)
+    source += fmt::format(R"(
 
 @tack.kernel
-def sum_float(x, out):
+def {0}_{1}(x, out):
     for i in range(out.shape[0] * 256):
-        v = -0.0
+        v = {2}
         if i < x.shape[0]:
             v = x[i]
-        s = tack.block_sum(v)
+        s = tack.block_{0}(v)
         if tack.thread_id() == 0:
             out[tack.group_id()] = s
-
-
-@tack.kernel
-def min_signed(x, out):
-    for i in range(out.shape[0] * 256):
-        v = tack.i64(9223372036854775807)
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_min(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
-
-@tack.kernel
-def min_unsigned(x, out):
-    for i in range(out.shape[0] * 256):
-        v = tack.u64(18446744073709551615)
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_min(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
-
-@tack.kernel
-def min_float(x, out):
-    for i in range(out.shape[0] * 256):
-        v = math.inf
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_min(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
-
-@tack.kernel
-def max_signed(x, out):
-    for i in range(out.shape[0] * 256):
-        v = tack.i64(-9223372036854775807 - 1)
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_max(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
-
-@tack.kernel
-def max_unsigned(x, out):
-    for i in range(out.shape[0] * 256):
-        v = tack.u64(0)
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_max(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-
-
-@tack.kernel
-def max_float(x, out):
-    for i in range(out.shape[0] * 256):
-        v = -math.inf
-        if i < x.shape[0]:
-            v = x[i]
-        s = tack.block_max(v)
-        if tack.thread_id() == 0:
-            out[tack.group_id()] = s
-)";
+)",
+                          k.op, k.kind, k.identity);
+  return source;
+}
 
 constexpr int64_t kGroup = 256;
 
 // Parsed once; each kernel compiles at its first call per dtype and device, through the memory
 // and disk caches like any kernel.
 const Module& reduction_module() {
-  static const Module m = Module::from_source(kReductionKernels, "<tack reductions>");
+  static const Module m = Module::from_source(reduction_kernels(), "<tack reductions>");
   return m;
 }
 

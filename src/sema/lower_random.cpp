@@ -74,6 +74,11 @@ std::vector<Value> Lowerer::random(const std::string& name, const ast::Expr& e) 
             bin(Op::BitAnd, ir::make_unary(Op::Neg, get(rot), loc), u32c(31, loc), loc), loc);
     return keep(bin(Op::BitOr, bin(Op::Shr, get(x), get(rot), loc), std::move(left), loc));
   };
+  auto call1 = [&](ir::Builtin b, ir::ExprPtr x) {
+    std::vector<ir::ExprPtr> a;
+    a.push_back(std::move(x));
+    return ir::make_call(b, Type::scalar(DType::F32), std::move(a), loc);
+  };
   // The top 24 bits as an f32 in [0, 1): exact, the same on every backend.
   auto to_unit = [&](int bits) {
     ir::ExprPtr top =
@@ -115,11 +120,6 @@ std::vector<Value> Lowerer::random(const std::string& name, const ast::Expr& e) 
     int b1 = step(s, s1);
     int b2 = step(s1, s2);
     Type f = Type::scalar(DType::F32);
-    auto call1 = [&](ir::Builtin b, ir::ExprPtr x) {
-      std::vector<ir::ExprPtr> a;
-      a.push_back(std::move(x));
-      return ir::make_call(b, f, std::move(a), loc);
-    };
     ir::ExprPtr radius = call1(
         ir::Builtin::Sqrt,
         bin(Op::Mul, ir::make_float(f, -2.0, loc),
@@ -140,11 +140,6 @@ std::vector<Value> Lowerer::random(const std::string& name, const ast::Expr& e) 
     int b1 = step(s, s1);
     int b2 = step(s1, s2);
     Type f = Type::scalar(DType::F32);
-    auto call1 = [&](ir::Builtin b, ir::ExprPtr x) {
-      std::vector<ir::ExprPtr> a;
-      a.push_back(std::move(x));
-      return ir::make_call(b, f, std::move(a), loc);
-    };
     int z = keep(bin(Op::Sub, ir::make_float(f, 1.0, loc),
                      bin(Op::Mul, ir::make_float(f, 2.0, loc), to_unit(b1), loc), loc));
     int radius = keep(call1(ir::Builtin::Sqrt, bin(Op::Max, ir::make_float(f, 0.0, loc),

@@ -1,22 +1,13 @@
 """Every error path, as the Python exception the user's code sees."""
-import inspect as pyinspect
 import sys
 
 import numpy as np
 import pytest
 
 import tack
+from support import line_of
 
 import kernels
-
-
-def line_of(fn, marker):
-    """The line number, in this file, of the first line of fn's source that contains marker."""
-    lines, first = pyinspect.getsourcelines(fn)
-    for k, text in enumerate(lines):
-        if marker in text:
-            return first + k
-    raise AssertionError(marker)
 
 
 # ---- compile errors point at the user's file and line ----

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tack
+from support import bits_equal
 
 import arith
 import kernels
@@ -14,12 +15,6 @@ import kernels
 pytestmark = pytest.mark.usefixtures("backend")
 
 f32 = np.float32
-
-
-def bits_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
 # ---- examples/kernels.py ----

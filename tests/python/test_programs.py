@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tack
+from support import bits_equal
 
 import atomics
 import kernels
@@ -23,12 +24,6 @@ _spec.loader.exec_module(tack_random)
 pytestmark = pytest.mark.usefixtures("backend")
 
 f32 = np.float32
-
-
-def bits_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
 def test_jacobi_iterations(rng):

@@ -3,12 +3,12 @@
 Bit for bit wherever NumPy computes the same float operations in the same order (the language fixes
 the order: sums of products left to right, no contraction); within a tolerance for determinant and
 inverse, where NumPy factorizes and Tack expands cofactors."""
-import inspect as pyinspect
 
 import numpy as np
 import pytest
 
 import tack
+from support import bits_equal, line_of
 
 import vectors
 
@@ -16,13 +16,6 @@ pytestmark = pytest.mark.usefixtures("backend")
 
 f32 = np.float32
 N = 257
-
-
-def bits_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
-    np.testing.assert_array_equal(np.ascontiguousarray(a).view(np.uint8),
-                                  np.ascontiguousarray(b).view(np.uint8))
 
 
 def run(kernel, inputs, outputs):
@@ -191,14 +184,6 @@ def test_print_shows_vectors_and_matrices(capfd):
 
 
 # ---- rejections: each names the line and says what to write ----
-
-
-def line_of(fn, marker):
-    lines, first = pyinspect.getsourcelines(fn)
-    for k, text in enumerate(lines):
-        if marker in text:
-            return first + k
-    raise AssertionError(marker)
 
 
 @tack.kernel

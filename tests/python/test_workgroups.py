@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tack
+from support import bits_equal
 from tack.runtime.dispatch import get_backend
 
 import workgroups
@@ -48,12 +49,6 @@ def hillis_steele(v):
 
 def per_group(x, f):
     return np.concatenate([np.full(LANES, f(g)) for g in x.reshape(-1, LANES)])
-
-
-def bits_equal(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
 def test_reverse_tiles(groups, rng):
