@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cuda/cu_api.hpp"
+#include "backends/gpu_common.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
 
@@ -360,14 +361,7 @@ std::string ptx_cache_target(int arch, int driver_version) {
 
 std::string compile_ptx(const ir::Kernel& k, const detail::CompileOptions& o, int arch) {
   const NvrtcApi& rtc = require_nvrtc();
-  std::string source;
-  try {
-    source = codegen::generate_source(k, "cuda", o.symbol_prefix);
-  } catch (const CompileError&) {
-    throw;
-  } catch (const Error& e) {
-    throw DeviceError(fmt::format("the CUDA backend cannot run this kernel: {}", e.what()));
-  }
+  std::string source = backends::generated_source(k, "cuda", "CUDA", o.symbol_prefix);
   nvrtcProgram prog = nullptr;
   std::string file = k.name + ".cu";
   if (nvrtcResult r = rtc.CreateProgram(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr);

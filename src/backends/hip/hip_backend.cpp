@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/gpu_common.hpp"
 #include "backends/hip/hip_api.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
@@ -39,13 +40,7 @@ struct HipCode : detail::LoadedCode {
 };
 
 std::string generate(const ir::Kernel& k, const detail::CompileOptions& o) {
-  try {
-    return codegen::generate_source(k, "hip", o.symbol_prefix);
-  } catch (const CompileError&) {
-    throw;
-  } catch (const Error& e) {
-    throw DeviceError(fmt::format("the HIP backend cannot run this kernel: {}", e.what()));
-  }
+  return backends::generated_source(k, "hip", "HIP", o.symbol_prefix);
 }
 
 class HipBackend final : public detail::Backend {

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "backends/gpu_common.hpp"
 #include "backends/level_zero/ze_api.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
@@ -52,14 +53,8 @@ struct ZeCode : detail::LoadedCode {
 constexpr char kArtifactMagic[] = "tack-level-zero 1\n";
 
 std::string generate(const ir::Kernel& k, const detail::CompileOptions& o) {
-  try {
-    // Level Zero runs the OpenCL C generator's code (docs/architecture.md).
-    return codegen::generate_source(k, "level_zero", o.symbol_prefix);
-  } catch (const CompileError&) {
-    throw;
-  } catch (const Error& e) {
-    throw DeviceError(fmt::format("the Level Zero backend cannot run this kernel: {}", e.what()));
-  }
+  // Level Zero runs the OpenCL C generator's code (docs/architecture.md).
+  return backends::generated_source(k, "level_zero", "Level Zero", o.symbol_prefix);
 }
 
 class LevelZeroBackend final : public detail::Backend {
@@ -398,24 +393,13 @@ BackendInfo make_info(const std::vector<uint32_t>& module_flags, int max_group_s
 }
 
 bool unpack_artifact(const std::string& a, std::string& native, std::string& spirv) {
-  size_t head = sizeof kArtifactMagic - 1;
-  if (a.size() < head + 16 || a.compare(0, head, kArtifactMagic) != 0) return false;
-  uint64_t sizes[2];
-  std::memcpy(sizes, a.data() + head, sizeof sizes);
-  if (sizes[0] > a.size() || sizes[1] > a.size() || a.size() != head + 16 + sizes[0] + sizes[1])
-    return false;
-  native = a.substr(head + 16, sizes[0]);
-  spirv = a.substr(head + 16 + sizes[0]);
-  return true;
+  return backends::unpack_pair(kArtifactMagic, a, native, spirv);
 }
 
 std::string compile_artifact(const ir::Kernel& k, const detail::CompileOptions& o,
                              const std::string& device) {
   OclocOutput out = ocloc_compile(generate(k, o), device, build_options(), k.name);
-  std::string a = kArtifactMagic;
-  uint64_t sizes[2] = {out.native.size(), out.spirv.size()};
-  a.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
-  return a + out.native + out.spirv;
+  return backends::pack_pair(kArtifactMagic, out.native, out.spirv);
 }
 
 Probe make_level_zero_backend() {

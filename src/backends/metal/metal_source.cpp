@@ -2,20 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "backends/gpu_common.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
 
 namespace tack::metal {
 
 std::string compile_artifact(const ir::Kernel& k, const detail::CompileOptions& o) {
-  try {
-    return codegen::generate_source(k, "metal", o.symbol_prefix);
-  } catch (const CompileError&) {
-    throw;
-  } catch (const Error& e) {
-    // f64 and what the MSL generator does not support yet: refused before compiling.
-    throw DeviceError(fmt::format("the Metal backend cannot run this kernel: {}", e.what()));
-  }
+  // f64 and what the MSL generator does not support yet: refused before compiling.
+  return backends::generated_source(k, "metal", "Metal", o.symbol_prefix);
 }
 
 bool is_msl_source(const std::string& artifact) {

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/gpu_common.hpp"
 #include "backends/opencl/cl_api.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
@@ -91,24 +92,6 @@ T device_value(const ClApi& cl, cl_device_id d, cl_device_info what) {
 // is refused. "tack-opencl 1\n", then the binary's and the source's sizes (8 bytes each), then
 // both.
 constexpr char kArtifactMagic[] = "tack-opencl 1\n";
-
-std::string pack_artifact(const std::string& binary, const std::string& source) {
-  std::string out = kArtifactMagic;
-  uint64_t sizes[2] = {binary.size(), source.size()};
-  out.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
-  return out + binary + source;
-}
-
-bool unpack_artifact(const std::string& a, std::string& binary, std::string& source) {
-  size_t head = sizeof kArtifactMagic - 1;
-  if (a.size() < head + 16 || a.compare(0, head, kArtifactMagic) != 0) return false;
-  uint64_t sizes[2];
-  std::memcpy(sizes, a.data() + head, sizeof sizes);
-  if (a.size() != head + 16 + sizes[0] + sizes[1]) return false;
-  binary = a.substr(head + 16, sizes[0]);
-  source = a.substr(head + 16 + sizes[0]);
-  return true;
-}
 
 class OpenClBackend final : public detail::Backend {
  public:
@@ -204,7 +187,7 @@ class OpenClBackend final : public detail::Backend {
           CL_SUCCESS)
         binary.clear();
     }
-    std::string artifact = pack_artifact(binary, source);
+    std::string artifact = backends::pack_pair(kArtifactMagic, binary, source);
     std::lock_guard lock(mutex_);
     just_built_[o.symbol_prefix] = program;  // load() takes it instead of building it again
     return artifact;
@@ -223,7 +206,7 @@ class OpenClBackend final : public detail::Backend {
     }
     if (!program) {
       std::string binary, source;
-      if (!unpack_artifact(artifact, binary, source))
+      if (!backends::unpack_pair(kArtifactMagic, artifact, binary, source))
         throw DeviceError(
             fmt::format("kernel '{}': the cached OpenCL program is malformed", k.name));
       program = build_from_binary(d, binary);
@@ -491,14 +474,7 @@ class OpenClBackend final : public detail::Backend {
   }
 
   std::string generate(const ir::Kernel& k, const detail::CompileOptions& o) const {
-    try {
-      return codegen::generate_source(k, "opencl", o.symbol_prefix);
-    } catch (const CompileError&) {
-      throw;
-    } catch (const Error& e) {
-      // What the OpenCL C generator does not support yet: a clear error, nothing launched.
-      throw DeviceError(fmt::format("the OpenCL backend cannot run this kernel: {}", e.what()));
-    }
+    return backends::generated_source(k, "opencl", "OpenCL", o.symbol_prefix);
   }
 
   cl_program build_from_source(DeviceState& d, const ir::Kernel& k, const std::string& source) {
