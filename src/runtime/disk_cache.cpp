@@ -691,6 +691,9 @@ void DiskCache::EntryLock::release() {
     // Removed while still held: a waiter that then gets this file's lock sees it gone and takes a
     // fresh one, so no two processes ever hold the claim at once.
     ::unlinkat(dir_fd_, name_.c_str(), 0);
+    // Unlocked explicitly: a child forked meanwhile shares the open file, and closing ours alone
+    // would leave the lock held until the child exits.
+    ::flock(fd_, LOCK_UN);
     ::close(std::exchange(fd_, -1));
   }
   if (dir_fd_ >= 0) ::close(std::exchange(dir_fd_, -1));

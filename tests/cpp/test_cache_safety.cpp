@@ -352,6 +352,28 @@ TEST_F(CacheSafety, NewFilesArePrivate) {
   EXPECT_EQ(fs::status(entry_path()).permissions(), fs::perms::owner_read | fs::perms::owner_write);
 }
 
+TEST_F(CacheSafety, EveryBackendsArtifactsRoundTrip) {
+  // The shapes of each backend's artifacts (backends.md): an object file, a program binary with
+  // its source, PTX text, a code object, a native binary with its SPIR-V, MSL source; bytes of
+  // every value, up to several MiB.
+  DiskCache cache(dir_);
+  uint32_t seed = 1;
+  for (const char* backend : {"cpu", "opencl", "cuda", "hip", "level_zero", "metal"}) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{3} << 20}) {
+      SCOPED_TRACE(testing::Message() << backend << " " << size);
+      std::string artifact(size, '\0');
+      for (char& c : artifact) c = static_cast<char>((seed = seed * 1664525u + 1013904223u) >> 24);
+      const std::string key = kKey + backend + std::to_string(size);
+      cache.store(backend, key, artifact);
+      EXPECT_EQ(cache.load(backend, key), artifact);
+      EXPECT_EQ(fs::status(dir_ / DiskCache::file_name(backend, key)).permissions(),
+                fs::perms::owner_read | fs::perms::owner_write);
+    }
+  }
+  EXPECT_EQ(cache.stats().write_failures, 0u);
+  EXPECT_EQ(cache.stats().corrupt + cache.stats().refused, 0u);
+}
+
 // ---- Bounded ----
 
 TEST_F(CacheSafety, TheLeastRecentlyUsedEntriesAreEvicted) {
