@@ -69,11 +69,10 @@ std::unique_ptr<LoadedCode> load_or_compile(Backend& backend, int device, const 
                                             const CompileOptions& options, const std::string& key) {
   if (auto code = load_entry(backend, device, k, options, key)) return code;
   DiskCache& disk = DiskCache::global();
-  // Another process may be compiling this entry: wait for it, then load what it stored.
+  // Another process may be compiling this entry: wait for it, then load what it stored. Looked
+  // up again even without a wait: the other process may have stored it and let go just before.
   DiskCache::EntryLock lock = disk.lock(backend.info().name, key);
-  if (lock.waited()) {
-    if (auto code = load_entry(backend, device, k, options, key)) return code;
-  }
+  if (auto code = load_entry(backend, device, k, options, key)) return code;
   stats().disk_misses++;
   std::string artifact = backend.compile(k, options, device);
   stats().compiles++;
