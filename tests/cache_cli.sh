@@ -40,20 +40,19 @@ echo "$out" | grep -Eq "^removed 1 entry \([0-9]+ bytes\) and 1 leftover file fr
 [ -z "$(ls -A "$mine")" ] || fail "clear left: $(ls -A "$mine")"
 
 # Unusable for an unprivileged user (root ignores mode bits): off, and why.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && as_nobody test -x "$tack"; then
   locked="$top/locked"
   mkdir "$locked"
   chown 65534:65534 "$locked"
   chmod 000 "$locked"
-  out=$(HOME=/nonexistent TACK_CACHE_DIR=$locked setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$tack" cache stats 2>/dev/null) || fail "stats as nobody: $out"
+  out=$(HOME=/nonexistent TACK_CACHE_DIR=$locked as_nobody "$tack" cache stats 2>/dev/null) || fail "stats as nobody: $out"
   echo "$out" | grep -q "^enabled: no (cannot open the cache directory .*Permission denied" ||
     fail "stats as nobody: $out"
   # And root's directory is another user's for nobody: refused.
-  out=$(HOME=/nonexistent TACK_CACHE_DIR=$mine setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$tack" cache stats 2>/dev/null) || fail "stats as nobody: $out"
+  out=$(HOME=/nonexistent TACK_CACHE_DIR=$mine as_nobody "$tack" cache stats 2>/dev/null) || fail "stats as nobody: $out"
   echo "$out" | grep -q "^enabled: no (.*is owned by root (uid 0), not by you" || fail "as nobody: $out"
 else
-  echo "skipped the unprivileged-user part: needs root and setpriv"
+  echo "skipped the unprivileged-user part: needs root, setpriv, and $tack runnable by nobody"
 fi
 echo "ok"

@@ -531,8 +531,14 @@ TEST(CacheSafetyAsUser, TheSuiteHoldsForAnUnprivilegedUser) {
   if (std::getenv("TACK_TEST_FOREIGN_ENTRY_DIR")) GTEST_SKIP() << "already the unprivileged run";
   const char* setpriv = "/usr/bin/setpriv";
   if (::access(setpriv, X_OK) != 0) GTEST_SKIP() << "no " << setpriv << " to switch users";
-  const std::string exe = fs::read_symlink("/proc/self/exe").string();
-  if (::access(exe.c_str(), F_OK) != 0) GTEST_SKIP() << "cannot find this test binary";
+  const fs::path exe = fs::read_symlink("/proc/self/exe");
+  // The unprivileged user must be able to run this binary where it is.
+  for (fs::path p = exe.parent_path(); !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0 || !(st.st_mode & S_IXOTH))
+      GTEST_SKIP() << p << " is not searchable by other users, so nobody cannot run " << exe;
+    if (p == p.root_path()) break;
+  }
 
   // A directory of nobody's holding an entry file of root's, for the foreign-entry test.
   std::string templ = (fs::temp_directory_path() / "tack_cache_as_user_XXXXXX").string();
@@ -555,7 +561,9 @@ TEST(CacheSafetyAsUser, TheSuiteHoldsForAnUnprivilegedUser) {
   std::vector<std::string> env_storage;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
-    if (kv.rfind("TACK_CACHE", 0) == 0 || kv.rfind("HOME=", 0) == 0) continue;
+    if (kv.rfind("TACK_CACHE", 0) == 0 || kv.rfind("HOME=", 0) == 0 ||
+        kv.rfind("TMPDIR=", 0) == 0)  // the tests' temporary directories go to /tmp
+      continue;
     env_storage.push_back(kv);
   }
   env_storage.push_back("HOME=/nonexistent");
