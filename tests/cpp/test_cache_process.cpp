@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -16,6 +17,14 @@
 #include <random>
 #include <thread>
 
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <iterator>
+
+#include "runtime/backend.hpp"
+#include "runtime/disk_cache.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -66,7 +75,8 @@ class CacheProcess : public testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  pid_t spawn_child(const std::string& out_file, int variants = 1) {
+  // `quiet`: the child's output goes to /dev/null (a child expected to fail).
+  pid_t spawn_child(const std::string& out_file, int variants = 1, bool quiet = false) {
     std::vector<std::string> env_storage;
     for (char** e = environ; *e; ++e) {
       std::string kv = *e;
@@ -85,7 +95,14 @@ class CacheProcess : public testing::Test {
     std::string filter = "--gtest_filter=CacheChild.RunKernel";
     char* argv[] = {exe.data(), filter.data(), nullptr};
     pid_t pid;
-    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (quiet) {
+      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+      posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    }
+    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
     return pid;
   }
 
@@ -103,6 +120,15 @@ class CacheProcess : public testing::Test {
     return (dir_.parent_path() /
             ("child-" + std::to_string(getpid()) + "-" + std::to_string(i) + ".txt"))
         .string();
+  }
+
+  // The child's exit status: 0 when every answer was right.
+  int run_child_status() {
+    std::string out = out_file();
+    int status = 0;
+    waitpid(spawn_child(out, 1, true), &status, 0);
+    fs::remove(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
 
   ChildStats run_child(int variants = 1) {
@@ -239,28 +265,88 @@ TEST_F(CacheProcess, AProcessKilledMidCompileLeavesNothingLoadedWrongly) {
   EXPECT_EQ(last.disk_hits, 4);
 }
 
-TEST_F(CacheProcess, AValidEntryWhereOthersCanWriteIsNeverRun) {
+// The key stored in an entry file (layout in disk_cache.cpp: magic, version, key length, key...).
+std::string stored_key(const fs::path& entry) {
+  std::ifstream in(entry, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t key_len = 0;
+  std::memcpy(&key_len, bytes.data() + 12, sizeof key_len);
+  return bytes.substr(20, key_len);
+}
+
+// What an attacker plants: an entry with the right key, a valid checksum and object code of
+// their own (writing 7777 everywhere), exported under the names Tack links. Run, it gives
+// wrong answers, which the child process checks.
+std::string crafted_entry(const fs::path& real_entry, const fs::path& scratch) {
+  const std::string key = stored_key(real_entry);
+  detail::CompileOptions options;
+  options.no_alias = key.find("no_alias=1") != std::string::npos;
+  options.symbol_prefix = fmt::format("tack_{:016x}", XXH3_64bits(key.data(), key.size()));
+  ir::Kernel evil = test::specialize(
+      "import tack\n@tack.kernel\ndef evil(x, y, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = 7777.0\n",
+      "f32[],f32[],f32[]", "evil");
+  const std::string object = device("cpu").impl()->compile(evil, options, 0);
+  DiskCache(scratch).store("cpu", key, object);
+  std::ifstream in(scratch / DiskCache::file_name("cpu", key), std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST_F(CacheProcess, APlantedEntryRunsOnlyFromTheUsersOwnPrivateDirectory) {
+  if (get_default_device().backend().name != "cpu") GTEST_SKIP() << "plants a CPU object";
   run_child();
   ASSERT_EQ(entries().size(), 1u);
-  // The entry is exactly what a hit would run; in a directory others can write, it is not read.
-  ASSERT_EQ(::chmod(dir_.c_str(), 0777), 0);
-  ChildStats shared = run_child();
-  EXPECT_EQ(shared.enabled, 0);
-  EXPECT_EQ(shared.disk_hits, 0);
-  EXPECT_EQ(shared.compiles, 1);
-  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  const fs::path entry = entry_path();
+  const fs::path scratch = dir_.parent_path() / ("scratch-" + std::to_string(getpid()));
+  const std::string planted = crafted_entry(entry, scratch);
+  fs::remove_all(scratch);
+  const auto plant = [&] {
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << planted;
+    ::chmod(entry.c_str(), 0600);
+  };
+
+  // The control: the user's own file in the user's own directory is trusted, and runs (a wrong
+  // answer: the child fails), so what follows shows that the refusals keep it from running.
+  plant();
+  EXPECT_NE(run_child_status(), 0) << "the planted code did not run even where it is trusted";
+
+  // Another user could have written it: refused, recompiled, the right answer.
+  struct SetUp {
+    const char* what;
+    mode_t dir_mode, entry_mode;
+    bool foreign_entry, foreign_dir;
+  };
+  std::vector<SetUp> setups = {{"the directory at 0777", 0777, 0600, false, false},
+                               {"the directory at 1777", 01777, 0600, false, false},
+                               {"the directory at 0775", 0775, 0600, false, false}};
   if (::geteuid() == 0) {
-    // Root's private directory holding another user's file at the entry's name.
-    ASSERT_EQ(::chown(entry_path().c_str(), 65534, 65534), 0);
-    ChildStats foreign = run_child();
-    EXPECT_EQ(foreign.enabled, 1);
-    EXPECT_EQ(foreign.refused, 1);
-    EXPECT_EQ(foreign.disk_hits, 0);
-    EXPECT_EQ(foreign.compiles, 1);
+    setups.push_back({"another user's 0666 file in a 0755 directory", 0755, 0666, true, false});
+    setups.push_back({"another user's 0644 file in a 0700 directory", 0700, 0644, true, false});
+    setups.push_back({"a directory owned by another user", 0755, 0644, true, true});
   }
-  ChildStats own = run_child();  // the replacement is the user's own
-  EXPECT_EQ(own.disk_hits, 1);
-  EXPECT_EQ(own.compiles, 0);
+  for (const SetUp& setup : setups) {
+    SCOPED_TRACE(setup.what);
+    plant();
+    ASSERT_EQ(::chmod(entry.c_str(), setup.entry_mode), 0);
+    if (setup.foreign_entry) {
+      ASSERT_EQ(::chown(entry.c_str(), 65534, 65534), 0);
+    }
+    if (setup.foreign_dir) {
+      ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+    }
+    ASSERT_EQ(::chmod(dir_.c_str(), setup.dir_mode), 0);
+    ChildStats s = run_child();  // fails if the planted code ran
+    EXPECT_EQ(s.disk_hits, 0);
+    EXPECT_EQ(s.compiles, 1);
+    EXPECT_EQ(s.refused, 1);
+    EXPECT_EQ(s.enabled, setup.dir_mode == 0700 || setup.dir_mode == 0755 ? !setup.foreign_dir : 0);
+    if (setup.foreign_dir) {
+      ASSERT_EQ(::chown(dir_.c_str(), 0, 0), 0);
+    }
+    ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  }
+  ChildStats own = run_child();  // its own entry again: loaded
+  EXPECT_EQ(own.disk_hits + own.compiles, 1);
 }
 
 // In one process: threads with separate Kernel handles of one Module compile a variant once.
