@@ -1,6 +1,5 @@
 #include "runtime/disk_cache.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -20,125 +19,14 @@
 #include <fmt/core.h>
 #include <xxhash.h>
 
+#include "runtime/cache_file.hpp"
 #include "runtime/private_dir.hpp"
 #include "tack/error.hpp"
 
 namespace tack {
 namespace {
 
-// File layout, all integers little-endian:
-//   magic[8] | format version u32 | key length u64 | key | artifact length u64 |
-//   XXH3-64 of the artifact u64 | artifact
-// The file must end exactly after the artifact.
-constexpr std::string_view kMagic = "TACKCCH1";
-constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHeaderBytes = 8 + 4 + 8;  // magic, version, key length
-constexpr size_t kTrailerBytes = 8 + 8;     // artifact length, checksum
-constexpr std::string_view kEntrySuffix = ".tck";
-constexpr std::string_view kTempSuffix = ".tmp";
-constexpr std::string_view kLockSuffix = ".lock";
-// A temporary file this old belongs to a writer that died; younger ones may still be renamed.
-constexpr time_t kStaleTempSeconds = 600;
-
-void put_u32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-void put_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-uint64_t get_le(std::string_view data, size_t offset, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(data[offset + i])) << (8 * i);
-  }
-  return v;
-}
-
-struct ParsedEntry {
-  std::string_view key;
-  std::string_view artifact;
-};
-
-// Parses a whole entry file. Returns what is wrong with it, or nullptr when it is well formed.
-// Every length is checked against the bytes actually present before it is used.
-const char* parse_entry(std::string_view data, ParsedEntry* out) {
-  if (data.size() < kHeaderBytes) return "truncated header";
-  if (data.substr(0, kMagic.size()) != kMagic) return "bad magic";
-  if (get_le(data, 8, 4) != kFormatVersion) return "unknown format version";
-  const uint64_t key_len = get_le(data, 12, 8);
-  size_t offset = kHeaderBytes;
-  if (key_len > data.size() - offset) return "truncated key";
-  out->key = data.substr(offset, key_len);
-  offset += key_len;
-  if (data.size() - offset < kTrailerBytes) return "truncated trailer";
-  const uint64_t artifact_len = get_le(data, offset, 8);
-  const uint64_t checksum = get_le(data, offset + 8, 8);
-  offset += kTrailerBytes;
-  if (artifact_len > data.size() - offset) return "truncated artifact";
-  if (artifact_len < data.size() - offset) return "trailing bytes";
-  out->artifact = data.substr(offset);
-  if (XXH3_64bits(out->artifact.data(), out->artifact.size()) != checksum) {
-    return "checksum mismatch";
-  }
-  return nullptr;
-}
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
-
-// Reads up to `size` bytes at `offset`; fewer only at end of file. nullopt on an I/O error.
-std::optional<std::string> read_at(int fd, uint64_t offset, size_t size) {
-  std::string buf(size, '\0');
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t got =
-        ::pread(fd, buf.data() + done, size - done, static_cast<off_t>(offset + done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return std::nullopt;
-    }
-    if (got == 0) break;
-    done += static_cast<size_t>(got);
-  }
-  buf.resize(done);
-  return buf;
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t put = ::write(fd, data.data(), data.size());
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(put));
-  }
-  return true;
-}
-
-// Closes on every path out of a scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  // Closes now and reports the error, which is where NFS and full disks may surface.
-  bool close() {
-    const int rc = ::close(std::exchange(fd_, -1));
-    return rc == 0;
-  }
-
- private:
-  int fd_;
-};
+using namespace cache_file;  // the entry format and file helpers, shared with the tools
 
 void check_backend(std::string_view backend) {
   const bool ok = !backend.empty() && backend.size() <= 64 &&
@@ -152,89 +40,6 @@ void check_backend(std::string_view backend) {
                     "digits and '_'",
                     backend));
   }
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// An entry file: `<backend>-<hash>.tck`, never a hidden temporary.
-bool is_entry_name(std::string_view name) {
-  return !name.empty() && name.front() != '.' && ends_with(name, kEntrySuffix);
-}
-
-bool is_temp_name(std::string_view name) {
-  return !name.empty() && name.front() == '.' && ends_with(name, kTempSuffix);
-}
-
-bool is_lock_name(std::string_view name) {
-  return !name.empty() && name.front() == '.' && ends_with(name, kLockSuffix);
-}
-
-// Opened as an entry is: never following a link, never blocking on a FIFO or device.
-constexpr int kEntryOpenFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
-
-// What is printable of a key's first line: a tool prints it, and a planted file could hold
-// terminal escape sequences.
-std::string printable_summary(std::string_view key) {
-  std::string out(key.substr(0, key.find('\n')));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
-  return out;
-}
-
-// Reads the header and key of an entry without its artifact, for list().
-std::optional<CacheEntryInfo> describe_entry(const std::filesystem::path& path) {
-  Fd fd(::open(path.c_str(), kEntryOpenFlags));
-  if (fd.get() < 0) return std::nullopt;
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  auto header = read_at(fd.get(), 0, kHeaderBytes);
-  if (!header || header->size() < kHeaderBytes) return std::nullopt;
-  if (std::string_view(*header).substr(0, kMagic.size()) != kMagic) return std::nullopt;
-  if (get_le(*header, 8, 4) != kFormatVersion) return std::nullopt;
-  const uint64_t key_len = get_le(*header, 12, 8);
-  if (key_len > size - kHeaderBytes || size - kHeaderBytes - key_len < kTrailerBytes) {
-    return std::nullopt;
-  }
-  // The first line is all a listing shows; a key is read whole only by load().
-  auto key = read_at(fd.get(), kHeaderBytes, std::min<uint64_t>(key_len, 4096));
-  if (!key) return std::nullopt;
-  auto trailer = read_at(fd.get(), kHeaderBytes + key_len, kTrailerBytes);
-  if (!trailer || trailer->size() != kTrailerBytes) return std::nullopt;
-  // The checksum is not verified here: that would read every artifact to print a listing.
-  if (get_le(*trailer, 0, 8) != size - kHeaderBytes - key_len - kTrailerBytes) return std::nullopt;
-
-  CacheEntryInfo info;
-  info.file = path.filename().string();
-  info.key_summary = printable_summary(*key);
-  info.bytes = size;
-  info.backend = info.file.substr(0, info.file.rfind('-'));
-  info.mtime = static_cast<int64_t>(st.st_mtime);
-  return info;
-}
-
-// Calls fn(name) for each name in the directory `dir_fd` (or `dir` when it is -1), without
-// following links. Errors end the walk instead of throwing.
-template <typename Fn>
-void for_each_name(int dir_fd, const std::filesystem::path& dir, Fn fn) {
-  // A descriptor of its own: readdir's position lives in the open file, which a dup would share.
-  const int fd = dir_fd >= 0 ? ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                             : ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  DIR* d = ::fdopendir(fd);
-  if (d == nullptr) {
-    ::close(fd);
-    return;
-  }
-  while (const dirent* e = ::readdir(d)) {
-    const std::string_view name = e->d_name;
-    if (name == "." || name == "..") continue;
-    fn(std::string(name));
-  }
-  ::closedir(d);
 }
 
 bool is_off(std::string_view value) {
@@ -563,14 +368,7 @@ void DiskCache::store(std::string_view backend, std::string_view key, std::strin
          0);
     return;
   }
-  std::string head;
-  head.reserve(kHeaderBytes + key.size() + kTrailerBytes);
-  head.append(kMagic);
-  put_u32(head, kFormatVersion);
-  put_u64(head, key.size());
-  head.append(key);
-  put_u64(head, artifact.size());
-  put_u64(head, XXH3_64bits(artifact.data(), artifact.size()));
+  const std::string head = entry_head(key, artifact);
 
   // Unique across processes (pid), threads (thread id) and calls (counter); hidden and suffixed so
   // that list() and load() never mistake it for an entry.
@@ -644,7 +442,11 @@ void DiskCache::evict(int dir_fd, const std::string& keep) {
         !S_ISREG(st.st_mode)) {
       return;
     }
+#ifdef __APPLE__
+    items.push_back({name, static_cast<uint64_t>(st.st_size), st.st_mtimespec});
+#else
     items.push_back({name, static_cast<uint64_t>(st.st_size), st.st_mtim});
+#endif
     total += static_cast<uint64_t>(st.st_size);
   });
   if (total <= limits_.max_bytes) return;
@@ -705,7 +507,7 @@ DiskCache::EntryLock DiskCache::lock(std::string_view backend, std::string_view 
   if (!enabled()) return out;
   const int dfd = dir_fd();
   if (dfd < 0) return out;
-  const std::string name = "." + file_name(backend, key) + std::string(kLockSuffix);
+  const std::string name = fmt::format(".{}{}", file_name(backend, key), kLockSuffix);
   const auto shown = [&] { return (real_dir() / name).string(); };
   using Clock = std::chrono::steady_clock;
   const auto deadline =
@@ -771,93 +573,6 @@ DiskCacheStats DiskCache::stats() const {
   s.lock_waits = lock_waits_.load(std::memory_order_relaxed);
   s.lock_timeouts = lock_timeouts_.load(std::memory_order_relaxed);
   return s;
-}
-
-// ---- Tools ----
-
-std::vector<CacheEntryInfo> DiskCache::list() const {
-  std::vector<CacheEntryInfo> entries;
-  if (dir_.empty()) return entries;
-  for_each_name(-1, dir_, [&](const std::string& name) {
-    if (!is_entry_name(name)) return;
-    if (auto info = describe_entry(dir_ / name)) entries.push_back(std::move(*info));
-  });
-  std::sort(entries.begin(), entries.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
-    return a.mtime != b.mtime ? a.mtime > b.mtime : a.file < b.file;
-  });
-  return entries;
-}
-
-uint64_t DiskCache::total_bytes() const {
-  uint64_t total = 0;
-  if (dir_.empty()) return total;
-  for_each_name(-1, dir_, [&](const std::string& name) {
-    struct stat st;
-    if (is_entry_name(name) && ::lstat((dir_ / name).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      total += static_cast<uint64_t>(st.st_size);
-    }
-  });
-  return total;
-}
-
-size_t DiskCache::unusable_entries() const {
-  size_t count = 0;
-  if (dir_.empty()) return count;
-  for_each_name(-1, dir_, [&](const std::string& name) {
-    if (is_entry_name(name) && !describe_entry(dir_ / name)) ++count;
-  });
-  return count;
-}
-
-CacheClearReport DiskCache::clear() {
-  CacheClearReport report;
-  if (dir_.empty()) return report;
-  const time_t now = std::time(nullptr);
-  std::vector<std::string> names;
-  // Collected first: removing while iterating a directory may skip or repeat names.
-  for_each_name(-1, dir_, [&](const std::string& name) { names.push_back(name); });
-  for (const std::string& name : names) {
-    const std::filesystem::path path = dir_ / name;
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0) continue;
-    int err = 0;
-    if (is_entry_name(name)) {
-      if (S_ISDIR(st.st_mode)) {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-        err = ec.value();
-      } else if (::unlink(path.c_str()) != 0) {
-        err = errno;
-      }
-      if (err == 0 && S_ISREG(st.st_mode)) {
-        ++report.entries;
-        report.bytes += static_cast<uint64_t>(st.st_size);
-      } else if (err == 0) {
-        ++report.leftovers;
-      }
-    } else if (is_temp_name(name) && S_ISREG(st.st_mode) && now - st.st_mtime > kStaleTempSeconds) {
-      // A young temporary file is another process's store in progress; removing it would fail it.
-      if (::unlink(path.c_str()) == 0)
-        ++report.leftovers;
-      else
-        err = errno;
-    } else if (is_lock_name(name)) {
-      // Only a lock no one holds: removing a held one would let a second process compile.
-      Fd fd(::open(path.c_str(), kEntryOpenFlags));
-      if (fd.get() >= 0 && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
-        if (::unlink(path.c_str()) == 0)
-          ++report.leftovers;
-        else
-          err = errno;
-      }
-    }
-    if (err != 0) {
-      if (report.failures++ == 0) {
-        report.first_error = fmt::format("cannot remove {}: {}", path.string(), errno_text(err));
-      }
-    }
-  }
-  return report;
 }
 
 }  // namespace tack
