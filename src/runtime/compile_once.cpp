@@ -48,10 +48,13 @@ Slots& slots() {
   return *s;
 }
 
-// The code from the disk cache's entry, or null when there is none or it does not load.
+// The code from the disk cache's entry, or null when there is none (`*found` false) or it does
+// not load.
 std::unique_ptr<LoadedCode> load_entry(Backend& backend, int device, const ir::Kernel& k,
-                                       const CompileOptions& options, const std::string& key) {
+                                       const CompileOptions& options, const std::string& key,
+                                       bool* found) {
   auto artifact = DiskCache::global().load(backend.info().name, key);
+  *found = artifact.has_value();
   if (!artifact) return nullptr;
   try {
     auto code = backend.load(*artifact, k, options, device);
@@ -67,12 +70,16 @@ std::unique_ptr<LoadedCode> load_entry(Backend& backend, int device, const ir::K
 
 std::unique_ptr<LoadedCode> load_or_compile(Backend& backend, int device, const ir::Kernel& k,
                                             const CompileOptions& options, const std::string& key) {
-  if (auto code = load_entry(backend, device, k, options, key)) return code;
+  bool found = false;
+  if (auto code = load_entry(backend, device, k, options, key, &found)) return code;
   DiskCache& disk = DiskCache::global();
   // Another process may be compiling this entry: wait for it, then load what it stored. Looked
   // up again even without a wait: the other process may have stored it and let go just before.
+  // (An entry that was there but did not load is compiled again at once.)
   DiskCache::EntryLock lock = disk.lock(backend.info().name, key);
-  if (auto code = load_entry(backend, device, k, options, key)) return code;
+  if (!found) {
+    if (auto code = load_entry(backend, device, k, options, key, &found)) return code;
+  }
   stats().disk_misses++;
   std::string artifact = backend.compile(k, options, device);
   stats().compiles++;
