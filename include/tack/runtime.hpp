@@ -21,14 +21,22 @@ struct CacheStats {
   uint64_t compiles = 0;      // variants compiled by this process
   uint64_t memory_hits = 0;   // calls served by an already loaded variant
   uint64_t disk_hits = 0;     // variants loaded from the disk cache
-  uint64_t disk_misses = 0;   // disk lookups that found nothing usable
+  uint64_t disk_misses = 0;   // variants the disk cache had nothing usable for (then compiled)
   uint64_t disk_writes = 0;   // entries written
-  uint64_t disk_corrupt = 0;  // entries that failed their checks and were replaced
+  uint64_t disk_corrupt = 0;  // entries unusable (damaged, not a file, too big, did not load)
+  uint64_t disk_write_failures = 0;  // entries that could not be written (disk full, too big)
+  uint64_t disk_refused = 0;  // entries or cache directories refused: another user could write them
+  uint64_t disk_evictions = 0;      // entries removed to keep the cache under its size limit
+  uint64_t disk_lock_waits = 0;     // first calls that waited for another process's compile
+  uint64_t disk_lock_timeouts = 0;  // ... and stopped waiting, to compile here
 };
 CacheStats cache_stats();
 // The disk cache's directory (TACK_CACHE_DIR, else the user cache directory).
 std::string cache_dir();
+// Whether the disk cache is used: false with TACK_CACHE=0, or when its directory is unusable (it
+// cannot be created, or another user could write it); cache_disabled_reason() says why.
 bool cache_enabled();
+std::string cache_disabled_reason();
 // Removes every entry on disk and forgets compiled variants in memory; returns entries removed.
 size_t clear_cache();
 

@@ -394,35 +394,40 @@ void bind_module(nb::module_& m) {
     nb::gil_scoped_release release;
     sync();
   });
-  nb::class_<CacheStats>(m, "CacheStats", "This process's counters of compilation and cache use.")
-      .def_ro("compiles", &CacheStats::compiles)
-      .def_ro("memory_hits", &CacheStats::memory_hits)
-      .def_ro("disk_hits", &CacheStats::disk_hits)
-      .def_ro("disk_misses", &CacheStats::disk_misses)
-      .def_ro("disk_writes", &CacheStats::disk_writes)
-      .def_ro("disk_corrupt", &CacheStats::disk_corrupt)
+  // One list of the fields, so that the attributes, _asdict and repr cannot disagree.
+  static constexpr std::pair<const char*, uint64_t CacheStats::*> kCacheStatsFields[] = {
+      {"compiles", &CacheStats::compiles},
+      {"memory_hits", &CacheStats::memory_hits},
+      {"disk_hits", &CacheStats::disk_hits},
+      {"disk_misses", &CacheStats::disk_misses},
+      {"disk_writes", &CacheStats::disk_writes},
+      {"disk_corrupt", &CacheStats::disk_corrupt},
+      {"disk_write_failures", &CacheStats::disk_write_failures},
+      {"disk_refused", &CacheStats::disk_refused},
+      {"disk_evictions", &CacheStats::disk_evictions},
+      {"disk_lock_waits", &CacheStats::disk_lock_waits},
+      {"disk_lock_timeouts", &CacheStats::disk_lock_timeouts},
+  };
+  auto cache_stats_class = nb::class_<CacheStats>(
+      m, "CacheStats", "This process's counters of compilation and cache use.");
+  for (const auto& [name, field] : kCacheStatsFields) cache_stats_class.def_ro(name, field);
+  cache_stats_class
       .def("_asdict",
            [](const CacheStats& s) {
              nb::dict d;
-             d["compiles"] = s.compiles;
-             d["memory_hits"] = s.memory_hits;
-             d["disk_hits"] = s.disk_hits;
-             d["disk_misses"] = s.disk_misses;
-             d["disk_writes"] = s.disk_writes;
-             d["disk_corrupt"] = s.disk_corrupt;
+             for (const auto& [name, field] : kCacheStatsFields) d[name] = s.*field;
              return d;
            })
       .def("__repr__", [](const CacheStats& s) {
-        return "CacheStats(compiles=" + std::to_string(s.compiles) +
-               ", memory_hits=" + std::to_string(s.memory_hits) +
-               ", disk_hits=" + std::to_string(s.disk_hits) +
-               ", disk_misses=" + std::to_string(s.disk_misses) +
-               ", disk_writes=" + std::to_string(s.disk_writes) +
-               ", disk_corrupt=" + std::to_string(s.disk_corrupt) + ")";
+        std::string out = "CacheStats(";
+        for (const auto& [name, field] : kCacheStatsFields)
+          out += (out.size() > 11 ? ", " : "") + std::string(name) + "=" + std::to_string(s.*field);
+        return out + ")";
       });
   m.def("cache_stats", &cache_stats);
   m.def("cache_dir", &cache_dir);
   m.def("cache_enabled", &cache_enabled);
+  m.def("cache_disabled_reason", &cache_disabled_reason);
   m.def("clear_cache", [] {
     nb::gil_scoped_release release;
     return clear_cache();

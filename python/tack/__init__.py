@@ -35,6 +35,7 @@ from ._tack import (  # noqa: E402,F401
     array_from_ptr,
     backend_status,
     cache_dir,
+    cache_disabled_reason,
     cache_enabled,
     cache_stats,
     clear_cache,
@@ -75,7 +76,7 @@ def is_debug():
 __all__ = [
     "Array", "Backend", "CacheStats", "CompileError", "Device", "DeviceError", "DType", "Func",
     "Kernel", "arange", "array_from_ptr", "asarray", "backend_status", "cache_dir",
-    "cache_enabled", "cache_stats", "clear_cache", "constant", "copyto", "device", "devices",
+    "cache_disabled_reason", "cache_enabled", "cache_stats", "clear_cache", "constant", "copyto", "device", "devices",
     "dtype", "empty", "empty_like", "from_dlpack", "full", "full_like", "func",
     "get_default_device", "is_debug", "kernel", "memory_space", "ones", "ones_like",
     "set_debug", "set_default_device", "sync", "zeros", "zeros_like", "Texture", "texture2d",

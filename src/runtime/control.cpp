@@ -51,6 +51,11 @@ CacheStats cache_stats() {
   out.disk_misses = s.disk_misses;
   out.disk_writes = disk.writes;
   out.disk_corrupt = disk.corrupt + s.disk_corrupt;
+  out.disk_write_failures = disk.write_failures;
+  out.disk_refused = disk.refused;
+  out.disk_evictions = disk.evictions;
+  out.disk_lock_waits = disk.lock_waits;
+  out.disk_lock_timeouts = disk.lock_timeouts;
   return out;
 }
 
@@ -60,10 +65,13 @@ std::string cache_dir() {
 bool cache_enabled() {
   return DiskCache::global().enabled();
 }
+std::string cache_disabled_reason() {
+  return DiskCache::global().disabled_reason();
+}
 
 size_t clear_cache() {
   detail::forget_compiled_variants();
-  return DiskCache::global().clear();
+  return DiskCache::global().clear().entries;
 }
 
 }  // namespace tack

@@ -1,11 +1,13 @@
 #include "runtime/disk_cache.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -17,122 +19,14 @@
 #include <fmt/core.h>
 #include <xxhash.h>
 
+#include "runtime/cache_file.hpp"
+#include "runtime/private_dir.hpp"
 #include "tack/error.hpp"
 
 namespace tack {
 namespace {
 
-// File layout, all integers little-endian:
-//   magic[8] | format version u32 | key length u64 | key | artifact length u64 |
-//   XXH3-64 of the artifact u64 | artifact
-// The file must end exactly after the artifact.
-constexpr std::string_view kMagic = "TACKCCH1";
-constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHeaderBytes = 8 + 4 + 8;  // magic, version, key length
-constexpr size_t kTrailerBytes = 8 + 8;     // artifact length, checksum
-constexpr std::string_view kEntrySuffix = ".tck";
-constexpr std::string_view kTempSuffix = ".tmp";
-// A temporary file this old belongs to a writer that died; younger ones may still be renamed.
-constexpr time_t kStaleTempSeconds = 600;
-
-void put_u32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-void put_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
-uint64_t get_le(std::string_view data, size_t offset, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(data[offset + i])) << (8 * i);
-  }
-  return v;
-}
-
-struct ParsedEntry {
-  std::string_view key;
-  std::string_view artifact;
-};
-
-// Parses a whole entry file. Returns what is wrong with it, or nullptr when it is well formed.
-// Every length is checked against the bytes actually present before it is used.
-const char* parse_entry(std::string_view data, ParsedEntry* out) {
-  if (data.size() < kHeaderBytes) return "truncated header";
-  if (data.substr(0, kMagic.size()) != kMagic) return "bad magic";
-  if (get_le(data, 8, 4) != kFormatVersion) return "unknown format version";
-  const uint64_t key_len = get_le(data, 12, 8);
-  size_t offset = kHeaderBytes;
-  if (key_len > data.size() - offset) return "truncated key";
-  out->key = data.substr(offset, key_len);
-  offset += key_len;
-  if (data.size() - offset < kTrailerBytes) return "truncated trailer";
-  const uint64_t artifact_len = get_le(data, offset, 8);
-  const uint64_t checksum = get_le(data, offset + 8, 8);
-  offset += kTrailerBytes;
-  if (artifact_len > data.size() - offset) return "truncated artifact";
-  if (artifact_len < data.size() - offset) return "trailing bytes";
-  out->artifact = data.substr(offset);
-  if (XXH3_64bits(out->artifact.data(), out->artifact.size()) != checksum) {
-    return "checksum mismatch";
-  }
-  return nullptr;
-}
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
-
-// Reads up to `size` bytes at `offset`; fewer only at end of file. nullopt on an I/O error.
-std::optional<std::string> read_at(int fd, uint64_t offset, size_t size) {
-  std::string buf(size, '\0');
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t got =
-        ::pread(fd, buf.data() + done, size - done, static_cast<off_t>(offset + done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return std::nullopt;
-    }
-    if (got == 0) break;
-    done += static_cast<size_t>(got);
-  }
-  buf.resize(done);
-  return buf;
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t put = ::write(fd, data.data(), data.size());
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<size_t>(put));
-  }
-  return true;
-}
-
-// Closes on every path out of a scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // Closes now and reports the error, which is where NFS and full disks may surface.
-  bool close() {
-    const int rc = ::close(std::exchange(fd_, -1));
-    return rc == 0;
-  }
-
- private:
-  int fd_;
-};
+using namespace cache_file;  // the entry format and file helpers, shared with the tools
 
 void check_backend(std::string_view backend) {
   const bool ok = !backend.empty() && backend.size() <= 64 &&
@@ -148,59 +42,6 @@ void check_backend(std::string_view backend) {
   }
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// An entry file: `<backend>-<hash>.tck`, never a hidden temporary.
-bool is_entry_name(std::string_view name) {
-  return !name.empty() && name.front() != '.' && ends_with(name, kEntrySuffix);
-}
-
-bool is_temp_name(std::string_view name) {
-  return !name.empty() && name.front() == '.' && ends_with(name, kTempSuffix);
-}
-
-// Reads the header and key of an entry without its artifact, for list().
-std::optional<CacheEntryInfo> describe_entry(const std::filesystem::path& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return std::nullopt;
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  auto header = read_at(fd.get(), 0, kHeaderBytes);
-  if (!header || header->size() < kHeaderBytes) return std::nullopt;
-  if (std::string_view(*header).substr(0, kMagic.size()) != kMagic) return std::nullopt;
-  if (get_le(*header, 8, 4) != kFormatVersion) return std::nullopt;
-  const uint64_t key_len = get_le(*header, 12, 8);
-  if (key_len > size - kHeaderBytes || size - kHeaderBytes - key_len < kTrailerBytes) {
-    return std::nullopt;
-  }
-  auto key = read_at(fd.get(), kHeaderBytes, key_len);
-  if (!key || key->size() != key_len) return std::nullopt;
-  auto trailer = read_at(fd.get(), kHeaderBytes + key_len, kTrailerBytes);
-  if (!trailer || trailer->size() != kTrailerBytes) return std::nullopt;
-  // The checksum is not verified here: that would read every artifact to print a listing.
-  if (get_le(*trailer, 0, 8) != size - kHeaderBytes - key_len - kTrailerBytes) return std::nullopt;
-
-  CacheEntryInfo info;
-  info.file = path.filename().string();
-  info.key_summary = key->substr(0, key->find('\n'));
-  info.bytes = size;
-  info.backend = info.file.substr(0, info.file.rfind('-'));
-  info.mtime = static_cast<int64_t>(st.st_mtime);
-  return info;
-}
-
-// Calls fn(path) for each directory entry. Errors end the walk instead of throwing, since
-// directory_iterator's operator++ throws when the directory changes or vanishes mid-walk.
-template <typename Fn>
-void for_each_in_dir(const std::filesystem::path& dir, Fn fn) {
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) fn(it->path());
-}
-
 bool is_off(std::string_view value) {
   std::string lower;
   for (char c : value) lower.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
@@ -212,6 +53,69 @@ const char* nonempty_env(const char* name) {
   return v != nullptr && v[0] != '\0' ? v : nullptr;
 }
 
+// "1073741824", "512M", "2G", "1.5G": bytes; K, M, G and T are powers of 1024.
+std::optional<uint64_t> parse_size(std::string_view text) {
+  std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || errno != 0 || !(value >= 0)) return std::nullopt;
+  std::string_view unit(end);
+  double scale = 1;
+  if (!unit.empty()) {
+    const char u = static_cast<char>(unit[0] >= 'a' ? unit[0] - 32 : unit[0]);
+    scale = u == 'K' ? 0x1p10 : u == 'M' ? 0x1p20 : u == 'G' ? 0x1p30 : u == 'T' ? 0x1p40 : 0;
+    unit.remove_prefix(1);
+    if (unit == "iB" || unit == "ib" || unit == "B" || unit == "b") unit = {};
+    if (scale == 0 || !unit.empty()) return std::nullopt;
+  }
+  const double bytes = value * scale;
+  if (bytes >= 0x1p63) return std::nullopt;
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string size_text(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30) && bytes % (uint64_t{1} << 30) == 0)
+    return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (uint64_t{1} << 20) && bytes % (uint64_t{1} << 20) == 0)
+    return fmt::format("{} MiB", bytes >> 20);
+  return fmt::format("{} bytes", bytes);
+}
+
+// The limits from TACK_CACHE_MAX_BYTES and TACK_CACHE_LOCK_TIMEOUT; a value that does not parse
+// is reported on stderr and the default used, as for TACK_CPU_THREADS.
+DiskCacheLimits limits_from_environment() {
+  DiskCacheLimits limits;
+  if (const char* max = nonempty_env("TACK_CACHE_MAX_BYTES")) {
+    if (auto bytes = parse_size(max); bytes && *bytes > 0) {
+      limits.max_bytes = *bytes;
+    } else {
+      fmt::print(stderr,
+                 "tack: ignoring TACK_CACHE_MAX_BYTES='{}': expected a positive size in bytes, "
+                 "or a number with K, M, G or T (powers of 1024); using {}\n",
+                 max, size_text(limits.max_bytes));
+    }
+  }
+  limits.max_entry_bytes = std::min(limits.max_entry_bytes, limits.max_bytes);
+  if (const char* timeout = nonempty_env("TACK_CACHE_LOCK_TIMEOUT")) {
+    char* end = nullptr;
+    const double seconds = std::strtod(timeout, &end);
+    if (end != timeout && *end == '\0' && seconds >= 0 && seconds <= 86400) {
+      limits.lock_timeout_seconds = seconds;
+    } else {
+      fmt::print(stderr,
+                 "tack: ignoring TACK_CACHE_LOCK_TIMEOUT='{}': expected seconds from 0 to 86400; "
+                 "using {}\n",
+                 timeout, limits.lock_timeout_seconds);
+    }
+  }
+  return limits;
+}
+
+std::string errno_or(int err, const char* otherwise) {
+  return err != 0 ? errno_text(err) : std::string(otherwise);
+}
+
 }  // namespace
 
 DiskCache& DiskCache::global() {
@@ -221,7 +125,9 @@ DiskCache& DiskCache::global() {
 
 std::unique_ptr<DiskCache> DiskCache::from_environment() {
   std::filesystem::path dir;
-  std::string no_dir_reason;
+  DiskCacheOptions options;
+  options.warn = true;
+  options.limits = limits_from_environment();
   std::error_code ec;
   if (const char* env = nonempty_env("TACK_CACHE_DIR")) {
     // Absolute now, so that a later chdir() does not move the cache.
@@ -230,28 +136,47 @@ std::unique_ptr<DiskCache> DiskCache::from_environment() {
   } else if (const char* xdg = nonempty_env("XDG_CACHE_HOME");
              xdg != nullptr && std::filesystem::path(xdg).is_absolute()) {
     // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
-    dir = std::filesystem::path(xdg) / "tack";
+    options.private_root = xdg;
+    dir = options.private_root / "tack";
   } else if (const char* home = nonempty_env("HOME")) {
-    dir = std::filesystem::path(home) / ".cache" / "tack";
+    options.private_root = std::filesystem::path(home) / ".cache";
+    dir = options.private_root / "tack";
   } else {
-    no_dir_reason = "no cache directory: TACK_CACHE_DIR, XDG_CACHE_HOME and HOME are unset";
+    options.enabled = false;
+    options.disabled_reason =
+        "no cache directory: TACK_CACHE_DIR, XDG_CACHE_HOME and HOME are unset";
   }
-
   if (const char* flag = std::getenv("TACK_CACHE"); flag != nullptr && is_off(flag)) {
-    return std::make_unique<DiskCache>(std::move(dir), false, fmt::format("TACK_CACHE={}", flag));
+    options.enabled = false;
+    options.disabled_reason = fmt::format("TACK_CACHE={}", flag);
   }
-  if (!no_dir_reason.empty()) {
-    return std::make_unique<DiskCache>(std::move(dir), false, std::move(no_dir_reason));
-  }
-  return std::make_unique<DiskCache>(std::move(dir), true);
+  return std::make_unique<DiskCache>(std::move(dir), std::move(options));
 }
 
-DiskCache::DiskCache(std::filesystem::path dir, bool enabled, std::string disabled_reason)
-    : dir_(std::move(dir)), enabled_(enabled) {
-  if (!enabled) disabled_reason_ = std::move(disabled_reason);
+DiskCache::DiskCache(std::filesystem::path dir, DiskCacheOptions options)
+    : dir_(std::move(dir)),
+      private_root_(std::move(options.private_root)),
+      limits_(options.limits),
+      warn_(options.warn),
+      enabled_(options.enabled) {
+  if (!options.enabled) disabled_reason_ = std::move(options.disabled_reason);
+}
+
+DiskCache::~DiskCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+  for (int fd : retired_fds_) ::close(fd);
+}
+
+bool DiskCache::enabled() const {
+  if (!enabled_.load(std::memory_order_acquire)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!checked_) dir_fd_locked();
+  return enabled_.load(std::memory_order_acquire);
 }
 
 std::string DiskCache::disabled_reason() const {
+  enabled();  // checks the directory if no one has yet
   std::lock_guard<std::mutex> lock(mu_);
   return disabled_reason_;
 }
@@ -266,47 +191,158 @@ std::string DiskCache::file_name(std::string_view backend, std::string_view key)
   return fmt::format("{}-{:016x}{:016x}{}", backend, h.high64, h.low64, kEntrySuffix);
 }
 
+int DiskCache::dir_fd_locked() const {
+  if (dir_fd_ >= 0) return dir_fd_;
+  if (!enabled_.load(std::memory_order_acquire)) return -1;
+  PrivateDir d = open_private_dir(dir_, private_root_);
+  if (d.fd < 0) {
+    // A directory that is not private turns the cache off, whenever it is found. One that cannot
+    // be created does too at the first use; later (it was removed under us) a store fails, and
+    // the next one tries again.
+    if (d.refused) refused_.fetch_add(1, std::memory_order_relaxed);
+    if (d.refused || !checked_) {
+      disable(d.error);
+    } else {
+      last_error_ = d.error;
+    }
+    checked_ = true;
+    return -1;
+  }
+  checked_ = true;
+  real_dir_ = d.real;
+  dir_fd_ = d.fd;
+  return dir_fd_;
+}
+
+int DiskCache::dir_fd() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dir_fd_locked();
+}
+
+void DiskCache::reopen_dir(int stale_fd) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (dir_fd_ != stale_fd || stale_fd < 0) return;
+  // Kept open: another thread may be using it in an openat() right now.
+  retired_fds_.push_back(dir_fd_);
+  dir_fd_ = -1;
+}
+
+void DiskCache::disable(std::string reason) const {
+  if (warn_ && !warned_.exchange(true)) {
+    fmt::print(stderr,
+               "tack: warning: the kernel cache on disk is off for this process: {}. Kernels still "
+               "run, compiled in each process.\n",
+               reason);
+  }
+  disabled_reason_ = reason;
+  last_error_ = std::move(reason);
+  enabled_.store(false, std::memory_order_release);
+}
+
+void DiskCache::record_error(std::string message) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_error_ = std::move(message);
+}
+
+void DiskCache::warn_once(const std::string& message) const {
+  if (warn_ && !warned_.exchange(true)) fmt::print(stderr, "tack: warning: {}\n", message);
+}
+
+std::filesystem::path DiskCache::real_dir() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return real_dir_.empty() ? dir_ : real_dir_;
+}
+
+void DiskCache::remove_unusable(int dir_fd, const std::string& name, uint64_t dev, uint64_t ino) {
+  struct stat st;
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return;
+  if (static_cast<uint64_t>(st.st_dev) != dev || static_cast<uint64_t>(st.st_ino) != ino) return;
+  if (S_ISDIR(st.st_mode)) {
+    // By name, but inside the checked directory, which no one else can change; remove_all does
+    // not follow the links it finds.
+    std::error_code ec;
+    std::filesystem::remove_all(real_dir() / name, ec);
+  } else {
+    ::unlinkat(dir_fd, name.c_str(), 0);
+  }
+}
+
 std::optional<std::string> DiskCache::load(std::string_view backend, std::string_view key) {
   check_backend(backend);
   if (!enabled()) return std::nullopt;
-  const std::filesystem::path path = dir_ / file_name(backend, key);
+  const int dfd = dir_fd();
+  const std::string name = file_name(backend, key);
+  const auto miss = [&] {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return std::nullopt;
+  };
+  if (dfd < 0) return miss();
+  const std::string shown = (real_dir() / name).string();
 
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // What was found at the entry's name and cannot be used: refused, or unusable; removed either
+  // way, so that it is not tried again.
+  const auto reject = [&](const struct stat& st, const std::string& problem, bool refused) {
+    if (refused) {
+      refused_.fetch_add(1, std::memory_order_relaxed);
+      const std::string message =
+          fmt::format("refused cache entry {}: it {}; removed it, the kernel is compiled again",
+                      shown, problem);
+      record_error(message);
+      warn_once(message);
+    } else {
+      corrupt_.fetch_add(1, std::memory_order_relaxed);
+      record_error(fmt::format("removed unusable cache entry {}: it {}", shown, problem));
+    }
+    remove_unusable(dfd, name, static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+    return miss();
+  };
+
+  Fd fd(::openat(dfd, name.c_str(), kEntryOpenFlags));
+  struct stat st;
   if (fd.get() < 0) {
     const int err = errno;
-    if (err != ENOENT && err != ENOTDIR) {
-      record_error(fmt::format("cannot open cache entry {}: {}", path.string(), errno_text(err)));
+    if (err == ENOENT) return miss();
+    // ELOOP (a link), ENXIO (a socket), EACCES (a file this user may not read), ...
+    if (::fstatat(dfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      bool refused = false;
+      std::string problem = file_problem(st, limits_.max_entry_bytes, &refused);
+      if (problem.empty() && (err == EACCES || err == EPERM)) problem = "cannot be read";
+      if (!problem.empty()) return reject(st, problem, refused);
     }
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    return std::nullopt;
+    // Out of descriptors or memory, an I/O error: nothing wrong with the entry itself.
+    record_error(fmt::format("cannot open cache entry {}: {}", shown, errno_text(err)));
+    return miss();
   }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    record_error(fmt::format("cache entry {} is not a readable file", path.string()));
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    return std::nullopt;
+  if (::fstat(fd.get(), &st) != 0) {
+    record_error(fmt::format("cannot inspect cache entry {}: {}", shown, errno_text(errno)));
+    return miss();
   }
+  bool refused = false;
+  if (std::string problem = file_problem(st, limits_.max_entry_bytes, &refused); !problem.empty())
+    return reject(st, problem, refused);
+
   // Entries are never modified in place (writers rename a new file over them), so the size read
-  // here is the size of this file for as long as it is open.
+  // here is the size of this file for as long as it is open; it is within max_entry_bytes.
   auto data = read_at(fd.get(), 0, static_cast<size_t>(st.st_size));
   if (!data) {
-    // An I/O error says nothing about the bytes; leave the file for the next store to replace.
-    record_error(fmt::format("cannot read cache entry {}: {}", path.string(), errno_text(errno)));
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    return std::nullopt;
+    // An I/O error says nothing about the bytes: skipped, and replaced by the next store.
+    record_error(fmt::format("cannot read cache entry {}: {}", shown, errno_text(errno)));
+    return miss();
   }
-  fd.close();
 
   ParsedEntry entry;
   const char* problem = parse_entry(*data, &entry);
   if (problem == nullptr && entry.key != key) problem = "stored key differs (hash collision)";
   if (problem != nullptr) {
-    record_error(fmt::format("removed damaged cache entry {}: {}", path.string(), problem));
+    record_error(fmt::format("removed damaged cache entry {}: {}", shown, problem));
     corrupt_.fetch_add(1, std::memory_order_relaxed);
-    misses_.fetch_add(1, std::memory_order_relaxed);
-    remove_damaged(path, static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
-    return std::nullopt;
+    remove_unusable(dfd, name, static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+    return miss();
   }
+  // The modification time is the time of last use, which eviction goes by (access times are
+  // often not kept).
+  ::futimens(fd.get(), nullptr);
+  fd.close();
   hits_.fetch_add(1, std::memory_order_relaxed);
   // Erasing the header in place reuses the buffer instead of allocating a second copy.
   const size_t artifact_offset = static_cast<size_t>(entry.artifact.data() - data->data());
@@ -316,69 +352,213 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
 
 void DiskCache::store(std::string_view backend, std::string_view key, std::string_view artifact) {
   check_backend(backend);
-  if (!enabled() || !ensure_dir()) return;
+  if (!enabled()) return;
   const std::string name = file_name(backend, key);
-  const std::filesystem::path final_path = dir_ / name;
-
-  std::string head;
-  head.reserve(kHeaderBytes + key.size() + kTrailerBytes);
-  head.append(kMagic);
-  put_u32(head, kFormatVersion);
-  put_u64(head, key.size());
-  head.append(key);
-  put_u64(head, artifact.size());
-  put_u64(head, XXH3_64bits(artifact.data(), artifact.size()));
 
   const auto fail = [&](const std::string& what, int err) {
     write_failures_.fetch_add(1, std::memory_order_relaxed);
-    record_error(fmt::format("cannot write cache entry {}: {}: {}", final_path.string(), what,
-                             errno_text(err)));
+    record_error(fmt::format("cannot write cache entry {}: {}{}", (real_dir() / name).string(),
+                             what, err != 0 ? ": " + errno_text(err) : std::string()));
   };
+
+  const uint64_t bytes = kHeaderBytes + key.size() + kTrailerBytes + artifact.size();
+  if (bytes > limits_.max_entry_bytes) {
+    fail(fmt::format("{} bytes is over the limit of {} for one entry", bytes,
+                     size_text(limits_.max_entry_bytes)),
+         0);
+    return;
+  }
+  const std::string head = entry_head(key, artifact);
 
   // Unique across processes (pid), threads (thread id) and calls (counter); hidden and suffixed so
   // that list() and load() never mistake it for an entry.
   const size_t tid = std::hash<std::thread::id>{}(std::this_thread::get_id());
-  std::filesystem::path temp_path;
+  std::string temp;
+  int dfd = -1;
   int raw_fd = -1;
+  int err = 0;
   for (int attempt = 0; attempt < 4 && raw_fd < 0; ++attempt) {
-    temp_path =
-        dir_ / fmt::format(".{}.{}.{:x}.{}{}", name, ::getpid(), tid,
-                           temp_counter_.fetch_add(1, std::memory_order_relaxed), kTempSuffix);
-    raw_fd = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    dfd = dir_fd();
+    if (dfd < 0) {
+      fail("the directory is unusable", 0);
+      return;
+    }
+    temp = fmt::format(".{}.{}.{:x}.{}{}", name, ::getpid(), tid,
+                       temp_counter_.fetch_add(1, std::memory_order_relaxed), kTempSuffix);
+    raw_fd =
+        ::openat(dfd, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    err = errno;
     if (raw_fd >= 0) break;
-    if (errno == ENOENT) {
+    if (err == ENOENT) {
       // Someone removed the directory (`rm -rf ~/.cache/tack`) while we run: make it again.
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        dir_ready_ = false;
-      }
-      if (!ensure_dir()) return;
-    } else if (errno != EEXIST) {  // EEXIST: a dead process's leftover with our pid; next counter
+      reopen_dir(dfd);
+    } else if (err != EEXIST) {  // EEXIST: a dead process's leftover with our pid; next counter
       break;
     }
   }
   if (raw_fd < 0) {
-    fail("cannot create a temporary file", errno);
+    fail("cannot create a temporary file", err);
     return;
   }
   Fd fd(raw_fd);
   // No fsync: a file cut short by a crash fails its length or checksum check and is recompiled.
   if (!write_all(fd.get(), head) || !write_all(fd.get(), artifact)) {
     fail("write failed", errno);
-    ::unlink(temp_path.c_str());
+    ::unlinkat(dfd, temp.c_str(), 0);
     return;
   }
   if (!fd.close()) {
     fail("close failed", errno);
-    ::unlink(temp_path.c_str());
+    ::unlinkat(dfd, temp.c_str(), 0);
     return;
   }
-  if (::rename(temp_path.c_str(), final_path.c_str()) != 0) {
+  int renamed = ::renameat(dfd, temp.c_str(), dfd, name.c_str());
+  if (renamed != 0 && (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST)) {
+    // A directory at the entry's name: it is in our own directory, so it goes.
+    std::error_code ec;
+    std::filesystem::remove_all(real_dir() / name, ec);
+    renamed = ::renameat(dfd, temp.c_str(), dfd, name.c_str());
+  }
+  if (renamed != 0) {
     fail("rename failed", errno);
-    ::unlink(temp_path.c_str());
+    ::unlinkat(dfd, temp.c_str(), 0);
     return;
   }
   writes_.fetch_add(1, std::memory_order_relaxed);
+  evict(dfd, name);
+}
+
+void DiskCache::evict(int dir_fd, const std::string& keep) {
+  struct Item {
+    std::string name;
+    uint64_t bytes;
+    struct timespec used;
+  };
+  std::vector<Item> items;
+  uint64_t total = 0;
+  for_each_name(dir_fd, dir_, [&](const std::string& name) {
+    struct stat st;
+    if (!is_entry_name(name) || ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode)) {
+      return;
+    }
+#ifdef __APPLE__
+    items.push_back({name, static_cast<uint64_t>(st.st_size), st.st_mtimespec});
+#else
+    items.push_back({name, static_cast<uint64_t>(st.st_size), st.st_mtim});
+#endif
+    total += static_cast<uint64_t>(st.st_size);
+  });
+  if (total <= limits_.max_bytes) return;
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec
+                                          : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const Item& item : items) {
+    if (total <= limits_.max_bytes) break;
+    if (item.name == keep) continue;
+    // ENOENT: another process evicted it first; it is gone either way.
+    if (::unlinkat(dir_fd, item.name.c_str(), 0) == 0) {
+      evictions_.fetch_add(1, std::memory_order_relaxed);
+    }
+    total -= item.bytes;
+  }
+}
+
+// ---- Entry locks ----
+
+DiskCache::EntryLock::EntryLock(EntryLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      dir_fd_(std::exchange(other.dir_fd_, -1)),
+      name_(std::move(other.name_)),
+      waited_(other.waited_) {}
+
+DiskCache::EntryLock& DiskCache::EntryLock::operator=(EntryLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+    dir_fd_ = std::exchange(other.dir_fd_, -1);
+    name_ = std::move(other.name_);
+    waited_ = other.waited_;
+  }
+  return *this;
+}
+
+DiskCache::EntryLock::~EntryLock() {
+  release();
+}
+
+void DiskCache::EntryLock::release() {
+  if (fd_ >= 0) {
+    // Removed while still held: a waiter that then gets this file's lock sees it gone and takes a
+    // fresh one, so no two processes ever hold the claim at once.
+    ::unlinkat(dir_fd_, name_.c_str(), 0);
+    // Unlocked explicitly: a child forked meanwhile shares the open file, and closing ours alone
+    // would leave the lock held until the child exits.
+    ::flock(fd_, LOCK_UN);
+    ::close(std::exchange(fd_, -1));
+  }
+  if (dir_fd_ >= 0) ::close(std::exchange(dir_fd_, -1));
+}
+
+DiskCache::EntryLock DiskCache::lock(std::string_view backend, std::string_view key) {
+  check_backend(backend);
+  EntryLock out;
+  if (!enabled()) return out;
+  const int dfd = dir_fd();
+  if (dfd < 0) return out;
+  const std::string name = fmt::format(".{}{}", file_name(backend, key), kLockSuffix);
+  const auto shown = [&] { return (real_dir() / name).string(); };
+  using Clock = std::chrono::steady_clock;
+  const auto deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(limits_.lock_timeout_seconds));
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    Fd fd(
+        ::openat(dfd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+    struct stat st;
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      record_error(fmt::format("cannot lock cache entry {}: {}; compiling without the lock",
+                               shown(), errno_or(fd.get() < 0 ? errno : 0, "not a regular file")));
+      return out;
+    }
+    // Polled rather than blocking, so that the wait can end. The kernel drops a lock when its
+    // holder exits, however it dies: a lock file left behind by a killed process is free.
+    for (;;) {
+      if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) break;
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK) {
+        record_error(fmt::format("cannot lock cache entry {}: {}; compiling without the lock",
+                                 shown(), errno_text(errno)));
+        return out;
+      }
+      if (!out.waited_) {
+        out.waited_ = true;
+        lock_waits_.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (Clock::now() >= deadline) {
+        lock_timeouts_.fetch_add(1, std::memory_order_relaxed);
+        record_error(
+            fmt::format("waited {} s for another process compiling the kernel of {} "
+                        "(TACK_CACHE_LOCK_TIMEOUT); compiling here",
+                        limits_.lock_timeout_seconds, shown()));
+        return out;
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+    // A lock on a file its holder removed (see release) claims nothing: start again.
+    struct stat now;
+    if (::fstatat(dfd, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st.st_dev &&
+        now.st_ino == st.st_ino) {
+      out.fd_ = fd.release();
+      out.dir_fd_ = ::fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+      out.name_ = name;
+      return out;
+    }
+    out.waited_ = true;
+  }
 }
 
 DiskCacheStats DiskCache::stats() const {
@@ -388,86 +568,11 @@ DiskCacheStats DiskCache::stats() const {
   s.writes = writes_.load(std::memory_order_relaxed);
   s.corrupt = corrupt_.load(std::memory_order_relaxed);
   s.write_failures = write_failures_.load(std::memory_order_relaxed);
+  s.refused = refused_.load(std::memory_order_relaxed);
+  s.evictions = evictions_.load(std::memory_order_relaxed);
+  s.lock_waits = lock_waits_.load(std::memory_order_relaxed);
+  s.lock_timeouts = lock_timeouts_.load(std::memory_order_relaxed);
   return s;
-}
-
-std::vector<CacheEntryInfo> DiskCache::list() const {
-  std::vector<CacheEntryInfo> entries;
-  if (dir_.empty()) return entries;
-  for_each_in_dir(dir_, [&](const std::filesystem::path& path) {
-    if (!is_entry_name(path.filename().string())) return;
-    if (auto info = describe_entry(path)) entries.push_back(std::move(*info));
-  });
-  std::sort(entries.begin(), entries.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
-    return a.mtime != b.mtime ? a.mtime > b.mtime : a.file < b.file;
-  });
-  return entries;
-}
-
-uint64_t DiskCache::total_bytes() const {
-  uint64_t total = 0;
-  if (dir_.empty()) return total;
-  for_each_in_dir(dir_, [&](const std::filesystem::path& path) {
-    struct stat st;
-    if (is_entry_name(path.filename().string()) && ::stat(path.c_str(), &st) == 0 &&
-        S_ISREG(st.st_mode)) {
-      total += static_cast<uint64_t>(st.st_size);
-    }
-  });
-  return total;
-}
-
-size_t DiskCache::clear() {
-  size_t removed = 0;
-  if (dir_.empty()) return removed;
-  const time_t now = std::time(nullptr);
-  std::vector<std::filesystem::path> doomed;
-  // Collected first: removing while iterating a directory may skip or repeat names.
-  for_each_in_dir(dir_, [&](const std::filesystem::path& path) {
-    const std::string name = path.filename().string();
-    struct stat st;
-    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
-    // A young temporary file is another process's store in progress; removing it would fail that.
-    if (is_entry_name(name) || (is_temp_name(name) && now - st.st_mtime > kStaleTempSeconds)) {
-      doomed.push_back(path);
-    }
-  });
-  for (const auto& path : doomed) {
-    if (::unlink(path.c_str()) == 0 && is_entry_name(path.filename().string())) ++removed;
-  }
-  return removed;
-}
-
-bool DiskCache::ensure_dir() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (dir_ready_) return true;
-  if (!enabled()) return false;
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  std::error_code is_dir_ec;
-  if (!std::filesystem::is_directory(dir_, is_dir_ec)) {
-    const std::string reason =
-        fmt::format("cannot create the cache directory {}: {}", dir_.string(),
-                    ec ? ec.message() : std::string("not a directory"));
-    disabled_reason_ = reason;
-    last_error_ = reason;
-    enabled_.store(false, std::memory_order_release);
-    return false;
-  }
-  dir_ready_ = true;
-  return true;
-}
-
-void DiskCache::record_error(std::string message) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  last_error_ = std::move(message);
-}
-
-void DiskCache::remove_damaged(const std::filesystem::path& path, uint64_t dev, uint64_t ino) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return;
-  if (static_cast<uint64_t>(st.st_dev) != dev || static_cast<uint64_t>(st.st_ino) != ino) return;
-  ::unlink(path.c_str());
 }
 
 }  // namespace tack

@@ -19,7 +19,7 @@
 #include "lang/parser.hpp"
 #include "lang/resolve.hpp"
 #include "runtime/backend.hpp"
-#include "runtime/disk_cache.hpp"
+#include "runtime/compile_once.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/stats.hpp"
 #include "sema/specialize.hpp"
@@ -41,7 +41,7 @@ struct Variant {
   int device = 0;
   int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
   std::mutex compile_mutex;
-  std::unique_ptr<LoadedCode> code[2];     // owned; written once under compile_mutex
+  std::shared_ptr<LoadedCode> code[2];     // shared by variants of one key; set under compile_mutex
   std::atomic<LoadedCode*> ready[2] = {};  // published for calls that take no lock
   CompileOptions options[2];
 };
@@ -206,30 +206,6 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   return v;
 }
 
-// The variant's code from the disk cache, or compiled now and stored there.
-std::unique_ptr<LoadedCode> load_or_compile(Variant& v, int no_alias) {
-  const CompileOptions& o = v.options[no_alias];
-  const std::string& backend = v.backend->info().name;
-  std::string key = cache_key(v, no_alias);
-  DiskCache& disk = DiskCache::global();
-  if (auto artifact = disk.load(backend, key)) {
-    try {
-      auto code = v.backend->load(*artifact, v.ir, o, v.device);
-      stats().disk_hits++;
-      return code;
-    } catch (const DeviceError&) {
-      // An entry that passed its checksum but does not load is treated like a corrupt one.
-      stats().disk_corrupt++;
-    }
-  } else {
-    stats().disk_misses++;
-  }
-  std::string artifact = v.backend->compile(v.ir, o, v.device);
-  stats().compiles++;
-  disk.store(backend, key, artifact);
-  return v.backend->load(artifact, v.ir, o, v.device);
-}
-
 // The variant's code: already loaded, or loaded or compiled now.
 LoadedCode& code_for(Variant& v, int no_alias) {
   if (LoadedCode* code = v.ready[no_alias].load(std::memory_order_acquire)) {
@@ -237,7 +213,9 @@ LoadedCode& code_for(Variant& v, int no_alias) {
     return *code;
   }
   std::lock_guard lock(v.compile_mutex);
-  if (!v.code[no_alias]) v.code[no_alias] = load_or_compile(v, no_alias);
+  if (!v.code[no_alias])
+    v.code[no_alias] =
+        shared_code(*v.backend, v.device, v.ir, v.options[no_alias], cache_key(v, no_alias));
   v.ready[no_alias].store(v.code[no_alias].get(), std::memory_order_release);
   return *v.code[no_alias];
 }

@@ -148,7 +148,7 @@ int cmd_info() {
   for (const tack::Device& d : tack::devices()) fmt::print(" {}", d.name());
   fmt::print("\ndefault device: {}\n", tack::get_default_device().name());
   fmt::print("cache: {} ({})\n", tack::cache_dir(),
-             tack::cache_enabled() ? "on" : "off: TACK_CACHE=0");
+             tack::cache_enabled() ? "on" : "off: " + tack::cache_disabled_reason());
   fmt::print("debug mode: {}\n", tack::debug() ? "on" : "off");
   return 0;
 }
@@ -250,15 +250,30 @@ int cmd_cache(const std::string& action) {
     return 0;
   }
   if (action == "stats") {
-    auto entries = cache.list();
-    fmt::print("directory: {}\nenabled: {}{}\nentries: {}\nbytes: {}\n", cache.dir().string(),
-               cache.enabled() ? "yes" : "no",
-               cache.enabled() ? "" : " (" + cache.disabled_reason() + ")", entries.size(),
-               cache.total_bytes());
+    const bool on = cache.enabled();
+    const auto entries = cache.list();
+    const tack::DiskCacheLimits& limits = cache.limits();
+    fmt::print("directory: {}\n", cache.dir().string());
+    fmt::print("enabled: {}\n", on ? "yes" : "no (" + cache.disabled_reason() + ")");
+    fmt::print("entries: {}\nbytes: {}\n", entries.size(), cache.total_bytes());
+    fmt::print("limit: {} bytes (TACK_CACHE_MAX_BYTES), {} bytes per entry\n", limits.max_bytes,
+               limits.max_entry_bytes);
+    if (size_t unusable = cache.unusable_entries())
+      fmt::print(
+          "unusable: {} file{} at entry names (removed when next used, or by `tack cache "
+          "clear`)\n",
+          unusable, unusable == 1 ? "" : "s");
     return 0;
   }
-  size_t n = tack::clear_cache();
-  fmt::print("removed {} entr{} from {}\n", n, n == 1 ? "y" : "ies", cache.dir().string());
+  const tack::CacheClearReport r = cache.clear();
+  fmt::print("removed {} entr{} ({} bytes) and {} leftover file{} from {}\n", r.entries,
+             r.entries == 1 ? "y" : "ies", r.bytes, r.leftovers, r.leftovers == 1 ? "" : "s",
+             cache.dir().string());
+  if (r.failures > 0) {
+    fmt::print(stderr, "tack: could not remove {} file{}: {}\n", r.failures,
+               r.failures == 1 ? "" : "s", r.first_error);
+    return 1;
+  }
   return 0;
 }
 

@@ -1,13 +1,30 @@
 // The disk cache across processes: a second process loads instead of compiling, a corrupt or
-// truncated entry is recompiled, concurrent first calls leave one valid entry.
+// truncated entry is recompiled, concurrent first calls compile each variant once, a process
+// killed mid-compile leaves nothing that loads wrongly, and an entry others could write is not run.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <random>
+#include <thread>
 
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <cstring>
+#include <iterator>
+
+#include "runtime/backend.hpp"
+#include "runtime/disk_cache.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -21,22 +38,33 @@ const char* const kKernels =
     "import tack\n@tack.kernel\ndef triple_add(x, y, out):\n    for i in range(x.shape[0]):\n"
     "        out[i] = 3 * x[i] + y[i]\n";
 
+// The argument dtypes of the variants a child calls: TACK_TEST_CHILD_VARIANTS of them (default 1).
+const DType kVariantDTypes[] = {DType::F32, DType::F64, DType::I32, DType::I64};
+
 // Run in a child process (see run_child): calls the kernel, checks the answer, and writes this
 // process's cache counters to the file named by TACK_TEST_CHILD_OUT.
 TEST(CacheChild, RunKernel) {
   const char* out = std::getenv("TACK_TEST_CHILD_OUT");
   if (!out) GTEST_SKIP() << "runs only as a child of the CacheProcess tests";
+  const char* count = std::getenv("TACK_TEST_CHILD_VARIANTS");
+  const int variants = count ? std::atoi(count) : 1;
   Module m = Module::from_source(kKernels, "child.py");
-  Array x = arange(1000), y = full({1000}, 0.5f), r = empty({1000});
-  m.kernel("triple_add")(x, y, r);
-  auto v = r.to_vector<float>();
-  for (int i = 0; i < 1000; ++i) ASSERT_EQ(v[i], 3.0f * i + 0.5f);
+  for (int v = 0; v < variants; ++v) {
+    const DType t = kVariantDTypes[v];
+    Array x = arange(1000, t), y = full({1000}, 2, t), r = empty({1000}, t);
+    m.kernel("triple_add")(x, y, r);
+    Array f = r.astype(DType::F64);
+    auto got = f.to_vector<double>();
+    for (int i = 0; i < 1000; ++i) ASSERT_EQ(got[i], 3.0 * i + 2) << dtype_name(t);
+  }
   CacheStats s = cache_stats();
-  std::ofstream(out) << s.compiles << " " << s.disk_hits << " " << s.disk_corrupt << "\n";
+  std::ofstream(out) << s.compiles << " " << s.disk_hits << " " << s.disk_corrupt << " "
+                     << cache_enabled() << " " << s.disk_refused << " " << s.disk_lock_waits
+                     << "\n";
 }
 
 struct ChildStats {
-  int compiles = -1, disk_hits = -1, disk_corrupt = -1;
+  int compiles = -1, disk_hits = -1, disk_corrupt = -1, enabled = -1, refused = -1, lock_waits = -1;
 };
 
 class CacheProcess : public testing::Test {
@@ -47,17 +75,19 @@ class CacheProcess : public testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  pid_t spawn_child(const std::string& out_file) {
+  // `quiet`: the child's output goes to /dev/null (a child expected to fail).
+  pid_t spawn_child(const std::string& out_file, int variants = 1, bool quiet = false) {
     std::vector<std::string> env_storage;
     for (char** e = environ; *e; ++e) {
       std::string kv = *e;
       if (kv.rfind("TACK_CACHE_DIR=", 0) == 0 || kv.rfind("TACK_TEST_CHILD_OUT=", 0) == 0 ||
-          kv.rfind("TACK_CACHE=", 0) == 0)
+          kv.rfind("TACK_CACHE=", 0) == 0 || kv.rfind("TACK_TEST_CHILD_VARIANTS=", 0) == 0)
         continue;
       env_storage.push_back(kv);
     }
     env_storage.push_back("TACK_CACHE_DIR=" + dir_.string());
     env_storage.push_back("TACK_TEST_CHILD_OUT=" + out_file);
+    env_storage.push_back("TACK_TEST_CHILD_VARIANTS=" + std::to_string(variants));
     std::vector<char*> envp;
     for (auto& s : env_storage) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -65,7 +95,14 @@ class CacheProcess : public testing::Test {
     std::string filter = "--gtest_filter=CacheChild.RunKernel";
     char* argv[] = {exe.data(), filter.data(), nullptr};
     pid_t pid;
-    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()), 0);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (quiet) {
+      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+      posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    }
+    EXPECT_EQ(posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data()), 0);
+    posix_spawn_file_actions_destroy(&actions);
     return pid;
   }
 
@@ -74,16 +111,36 @@ class CacheProcess : public testing::Test {
     waitpid(pid, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child failed";
     ChildStats s;
-    std::ifstream(out_file) >> s.compiles >> s.disk_hits >> s.disk_corrupt;
+    std::ifstream(out_file) >> s.compiles >> s.disk_hits >> s.disk_corrupt >> s.enabled >>
+        s.refused >> s.lock_waits;
     return s;
   }
 
-  ChildStats run_child() {
-    std::string out =
-        (dir_.parent_path() / ("child-" + std::to_string(getpid()) + ".txt")).string();
-    ChildStats s = wait_child(spawn_child(out), out);
+  std::string out_file(int i = 0) const {
+    return (dir_.parent_path() /
+            ("child-" + std::to_string(getpid()) + "-" + std::to_string(i) + ".txt"))
+        .string();
+  }
+
+  // The child's exit status: 0 when every answer was right.
+  int run_child_status() {
+    std::string out = out_file();
+    int status = 0;
+    waitpid(spawn_child(out, 1, true), &status, 0);
+    fs::remove(out);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  ChildStats run_child(int variants = 1) {
+    std::string out = out_file();
+    ChildStats s = wait_child(spawn_child(out, variants), out);
     fs::remove(out);
     return s;
+  }
+
+  fs::path entry_path() {
+    auto e = entries();
+    return e.empty() ? fs::path() : e[0];
   }
 
   std::vector<fs::path> entries() {
@@ -139,9 +196,7 @@ TEST_F(CacheProcess, CorruptObjectIsRecompiled) {
 TEST_F(CacheProcess, ConcurrentFirstCallsLeaveOneValidEntry) {
   std::vector<std::pair<pid_t, std::string>> kids;
   for (int i = 0; i < 4; ++i) {
-    std::string out = (dir_.parent_path() /
-                       ("child-" + std::to_string(getpid()) + "-" + std::to_string(i) + ".txt"))
-                          .string();
+    std::string out = out_file(i);
     kids.emplace_back(spawn_child(out), out);
   }
   for (auto& [pid, out] : kids) {
@@ -153,6 +208,178 @@ TEST_F(CacheProcess, ConcurrentFirstCallsLeaveOneValidEntry) {
   ChildStats after = run_child();
   EXPECT_EQ(after.compiles, 0);
   EXPECT_EQ(after.disk_hits, 1);
+}
+
+TEST_F(CacheProcess, EightProcessesAtOnceCompileEachVariantOnce) {
+  constexpr int kProcesses = 8, kVariants = 4;
+  std::vector<std::pair<pid_t, std::string>> kids;
+  for (int i = 0; i < kProcesses; ++i)
+    kids.emplace_back(spawn_child(out_file(i), kVariants), out_file(i));
+  int compiles = 0, waited = 0;
+  for (auto& [pid, out] : kids) {
+    ChildStats s = wait_child(pid, out);
+    EXPECT_EQ(s.compiles + s.disk_hits, kVariants);
+    EXPECT_EQ(s.disk_corrupt, 0);
+    compiles += s.compiles;
+    waited += s.lock_waits;
+    fs::remove(out);
+  }
+  EXPECT_EQ(compiles, kVariants) << "each variant compiled by one process; " << waited
+                                 << " first calls waited for another process's compile";
+  EXPECT_EQ(entries().size(), static_cast<size_t>(kVariants));
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().extension(), ".tck") << "left behind: " << e.path();
+}
+
+TEST_F(CacheProcess, AProcessKilledMidCompileLeavesNothingLoadedWrongly) {
+  // SIGKILL while the process holds an entry's lock, i.e. compiles or stores it: at once when the
+  // lock file appears, then later into the compiles of its four variants.
+  for (int delay_ms : {0, 0, 5, 10, 20, 40}) {
+    SCOPED_TRACE(delay_ms);
+    fs::remove_all(dir_);  // so that the killed process is compiling, not loading
+    const pid_t pid = spawn_child(out_file(1), 4);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool compiling = false;
+    while (!compiling && std::chrono::steady_clock::now() < give_up) {
+      std::error_code ec;
+      for (auto it = fs::directory_iterator(dir_, ec); !ec && it != fs::directory_iterator();
+           it.increment(ec))
+        compiling |= it->path().extension() == ".lock";
+      if (!compiling) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    EXPECT_TRUE(compiling) << "no lock file appeared";
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    // The next process gets every answer right (the child checks them), from whole entries only,
+    // without waiting for the dead process's lock.
+    ChildStats s = run_child(4);
+    EXPECT_EQ(s.compiles + s.disk_hits, 4);
+    EXPECT_EQ(s.disk_corrupt, 0);
+    EXPECT_EQ(s.lock_waits, 0);
+  }
+  fs::remove(out_file(1));
+  ChildStats last = run_child(4);
+  EXPECT_EQ(last.compiles, 0);
+  EXPECT_EQ(last.disk_hits, 4);
+}
+
+// The key stored in an entry file (layout in disk_cache.cpp: magic, version, key length, key...).
+std::string stored_key(const fs::path& entry) {
+  std::ifstream in(entry, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t key_len = 0;
+  std::memcpy(&key_len, bytes.data() + 12, sizeof key_len);
+  return bytes.substr(20, key_len);
+}
+
+// What an attacker plants: an entry with the right key, a valid checksum and object code of
+// their own (writing 7777 everywhere), exported under the names Tack links. Run, it gives
+// wrong answers, which the child process checks.
+std::string crafted_entry(const fs::path& real_entry, const fs::path& scratch) {
+  const std::string key = stored_key(real_entry);
+  detail::CompileOptions options;
+  options.no_alias = key.find("no_alias=1") != std::string::npos;
+  options.symbol_prefix = fmt::format("tack_{:016x}", XXH3_64bits(key.data(), key.size()));
+  ir::Kernel evil = test::specialize(
+      "import tack\n@tack.kernel\ndef evil(x, y, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = 7777.0\n",
+      "f32[],f32[],f32[]", "evil");
+  const std::string object = device("cpu").impl()->compile(evil, options, 0);
+  DiskCache(scratch).store("cpu", key, object);
+  std::ifstream in(scratch / DiskCache::file_name("cpu", key), std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST_F(CacheProcess, APlantedEntryRunsOnlyFromTheUsersOwnPrivateDirectory) {
+  if (get_default_device().backend().name != "cpu") GTEST_SKIP() << "plants a CPU object";
+  run_child();
+  ASSERT_EQ(entries().size(), 1u);
+  const fs::path entry = entry_path();
+  const fs::path scratch = dir_.parent_path() / ("scratch-" + std::to_string(getpid()));
+  const std::string planted = crafted_entry(entry, scratch);
+  fs::remove_all(scratch);
+  const auto plant = [&] {
+    std::ofstream(entry, std::ios::binary | std::ios::trunc) << planted;
+    ::chmod(entry.c_str(), 0600);
+  };
+
+  // The control: the user's own file in the user's own directory is trusted, and runs (a wrong
+  // answer: the child fails), so what follows shows that the refusals keep it from running.
+  plant();
+  EXPECT_NE(run_child_status(), 0) << "the planted code did not run even where it is trusted";
+
+  // Another user could have written it: refused, recompiled, the right answer.
+  struct SetUp {
+    const char* what;
+    mode_t dir_mode, entry_mode;
+    bool foreign_entry, foreign_dir;
+  };
+  std::vector<SetUp> setups = {{"the directory at 0777", 0777, 0600, false, false},
+                               {"the directory at 1777", 01777, 0600, false, false},
+                               {"the directory at 0775", 0775, 0600, false, false}};
+  if (::geteuid() == 0) {
+    setups.push_back({"another user's 0666 file in a 0755 directory", 0755, 0666, true, false});
+    setups.push_back({"another user's 0644 file in a 0700 directory", 0700, 0644, true, false});
+    setups.push_back({"a directory owned by another user", 0755, 0644, true, true});
+  }
+  for (const SetUp& setup : setups) {
+    SCOPED_TRACE(setup.what);
+    plant();
+    ASSERT_EQ(::chmod(entry.c_str(), setup.entry_mode), 0);
+    if (setup.foreign_entry) {
+      ASSERT_EQ(::chown(entry.c_str(), 65534, 65534), 0);
+    }
+    if (setup.foreign_dir) {
+      ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+    }
+    ASSERT_EQ(::chmod(dir_.c_str(), setup.dir_mode), 0);
+    ChildStats s = run_child();  // fails if the planted code ran
+    EXPECT_EQ(s.disk_hits, 0);
+    EXPECT_EQ(s.compiles, 1);
+    EXPECT_EQ(s.refused, 1);
+    EXPECT_EQ(s.enabled, setup.dir_mode == 0700 || setup.dir_mode == 0755 ? !setup.foreign_dir : 0);
+    if (setup.foreign_dir) {
+      ASSERT_EQ(::chown(dir_.c_str(), 0, 0), 0);
+    }
+    ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  }
+  fs::remove(entry);
+  EXPECT_EQ(run_child().compiles, 1);
+  ChildStats own = run_child();  // its own entry: loaded
+  EXPECT_EQ(own.disk_hits, 1);
+}
+
+// In one process: threads with separate Kernel handles of one Module compile a variant once.
+TEST(CacheOneCompile, ThreadsWithSeparateHandlesCompileOnce) {
+  // A kernel no earlier run has cached: its constant is new each time.
+  const int constant = static_cast<int>(std::random_device{}() % 1000000) + 7;
+  Module m = Module::from_source(
+      "import tack\n@tack.kernel\ndef add_c(x, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = x[i] + " +
+          std::to_string(constant) + "\n",
+      "threads.py");
+  const CacheStats before = cache_stats();
+  constexpr int kThreads = 8;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      Kernel k = m.kernel("add_c");  // a handle of its own
+      Array x = arange(100, DType::I32), out = empty({100}, DType::I32);
+      k(x, out);
+      auto got = out.to_vector<int32_t>();
+      for (int i = 0; i < 100; ++i) wrong += got[i] != i + constant;
+    });
+  }
+  for (auto& t : threads) t.join();
+  const CacheStats after = cache_stats();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(after.compiles - before.compiles, 1u);
+  if (cache_enabled()) {
+    EXPECT_EQ(after.disk_writes - before.disk_writes, 1u);
+  }
 }
 
 }  // namespace

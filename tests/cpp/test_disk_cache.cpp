@@ -106,10 +106,11 @@ const std::string kKey =
 
 TEST_F(DiskCacheTest, RoundTrip) {
   DiskCache cache(dir_);
+  EXPECT_FALSE(fs::exists(dir_)) << "the directory is created on first use, not before";
   EXPECT_TRUE(cache.enabled());
   EXPECT_EQ(cache.disabled_reason(), "");
-  EXPECT_FALSE(fs::exists(dir_)) << "the directory is created on the first store, not before";
   EXPECT_EQ(cache.load("cpu", kKey), std::nullopt);
+  EXPECT_EQ(fs::status(dir_).permissions(), fs::perms::owner_all) << "created 0700";
 
   const std::string artifact = make_artifact(10000, 1);
   cache.store("cpu", kKey, artifact);
@@ -397,7 +398,7 @@ TEST_F(DiskCacheTest, UncreatableDirectoryDisablesWithoutThrowing) {
   EXPECT_EQ(cache.stats().writes, 0u);
   EXPECT_TRUE(cache.list().empty());
   EXPECT_EQ(cache.total_bytes(), 0u);
-  EXPECT_EQ(cache.clear(), 0u);
+  EXPECT_EQ(cache.clear().entries, 0u);
 }
 
 TEST_F(DiskCacheTest, WriteFailureIsRecordedAndTheCacheCarriesOn) {
@@ -430,7 +431,7 @@ TEST_F(DiskCacheTest, ListTotalBytesAndClear) {
   DiskCache cache(dir_);
   EXPECT_TRUE(cache.list().empty());
   EXPECT_EQ(cache.total_bytes(), 0u);
-  EXPECT_EQ(cache.clear(), 0u);
+  EXPECT_EQ(cache.clear().entries, 0u);
 
   const time_t now = std::time(nullptr);
   cache.store("cpu", "first line cpu\nrest of the key", make_artifact(1000, 1));
@@ -453,9 +454,15 @@ TEST_F(DiskCacheTest, ListTotalBytesAndClear) {
   }
   EXPECT_EQ(summaries, (std::set<std::string>{"cpu:first line cpu", "cpu:another cpu key",
                                               "cuda:cuda key line"}));
-  EXPECT_EQ(cache.total_bytes(), listed_bytes + fs::file_size(dir_ / "cpu-junk.tck"));
+  const uint64_t junk_bytes = fs::file_size(dir_ / "cpu-junk.tck");
+  EXPECT_EQ(cache.total_bytes(), listed_bytes + junk_bytes);
+  EXPECT_EQ(cache.unusable_entries(), 1u);
 
-  EXPECT_EQ(cache.clear(), 4u) << "three entries and the junk entry";
+  const CacheClearReport report = cache.clear();
+  EXPECT_EQ(report.entries, 4u) << "three entries and the junk entry";
+  EXPECT_EQ(report.bytes, listed_bytes + junk_bytes);
+  EXPECT_EQ(report.leftovers, 0u);
+  EXPECT_EQ(report.failures, 0u);
   EXPECT_TRUE(cache.list().empty());
   EXPECT_EQ(cache.total_bytes(), 0u);
   EXPECT_TRUE(fs::exists(dir_ / "README"));
@@ -465,7 +472,9 @@ TEST_F(DiskCacheTest, ListTotalBytesAndClear) {
   // A temporary file left by a writer that died long ago is cleared.
   const fs::path stale = dir_ / ".cpu-x.tck.123.ab.0.tmp";
   fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
-  EXPECT_EQ(cache.clear(), 0u);
+  const CacheClearReport again = cache.clear();
+  EXPECT_EQ(again.entries, 0u);
+  EXPECT_EQ(again.leftovers, 1u);
   EXPECT_FALSE(fs::exists(stale));
 }
 

@@ -214,5 +214,7 @@ def test_controls():
     assert not tack.is_debug()
     stats = tack.cache_stats()
     assert set(stats._asdict()) == {"compiles", "memory_hits", "disk_hits", "disk_misses",
-                                    "disk_writes", "disk_corrupt"}
+                                    "disk_writes", "disk_corrupt", "disk_write_failures",
+                                    "disk_refused", "disk_evictions", "disk_lock_waits",
+                                    "disk_lock_timeouts"}
     assert tack.__version__

@@ -25,14 +25,17 @@ scale_add(3.0, x, out)
 scale_add(3.0, x, out)
 assert out.numpy().tolist() == [3.0 * i + 1.0 for i in range(16)]
 s = tack.cache_stats()
-print(json.dumps(dict(s._asdict(), cache_dir=tack.cache_dir())))
+print(json.dumps(dict(s._asdict(), cache_dir=tack.cache_dir(), enabled=tack.cache_enabled(),
+                      reason=tack.cache_disabled_reason())))
 """
 
 
-def run_program(path, env):
+def run_program(path, env, stderr=None):
     run = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stderr
+    if stderr is not None:
+        stderr.append(run.stderr)
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
@@ -73,3 +76,41 @@ def test_clear_cache_forgets_memory_and_disk(tmp_path, subprocess_env):
     kernels.vector_add(x, x, x)  # compiled again: neither memory nor disk has it
     after = tack.cache_stats()
     assert after.compiles == before.compiles + 1
+
+
+def test_cache_stats_has_every_counter():
+    s = tack.cache_stats()
+    counters = ["compiles", "memory_hits", "disk_hits", "disk_misses", "disk_writes",
+                "disk_corrupt", "disk_write_failures", "disk_refused", "disk_evictions",
+                "disk_lock_waits", "disk_lock_timeouts"]
+    assert list(s._asdict()) == counters
+    for name in counters:
+        assert isinstance(getattr(s, name), int)
+        assert f"{name}={getattr(s, name)}" in repr(s)
+    assert tack.cache_enabled() == (tack.cache_disabled_reason() == "")
+
+
+def test_a_directory_others_can_write_is_refused_and_reported(tmp_path, subprocess_env):
+    script = tmp_path / "program.py"
+    script.write_text(PROGRAM)
+    cache = tmp_path / "cache"
+    env = dict(subprocess_env, TACK_CACHE_DIR=str(cache))
+    for name in ("TACK_CACHE", "TACK_DEBUG"):
+        env.pop(name, None)
+    first = run_program(script, env)
+    assert first["enabled"] and first["disk_writes"] == 1
+
+    # The entry there is valid, and exactly what a hit would run: with the directory open to
+    # every user, it is not read, and the process says the cache is off and why, once.
+    os.chmod(cache, 0o777)
+    stderr = []
+    shared = run_program(script, env, stderr)
+    assert not shared["enabled"]
+    assert "is writable by" in shared["reason"] and "chmod 700" in shared["reason"]
+    assert shared["disk_hits"] == 0 and shared["compiles"] == 1 and shared["disk_writes"] == 0
+    assert shared["disk_refused"] == 1
+    assert stderr[0].count("the kernel cache on disk is off") == 1, stderr[0]
+
+    os.chmod(cache, 0o700)
+    again = run_program(script, env)
+    assert again["enabled"] and again["disk_hits"] == 1 and again["compiles"] == 0

@@ -1,0 +1,103 @@
+#include "runtime/compile_once.hpp"
+
+#include <fmt/format.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "runtime/disk_cache.hpp"
+#include "runtime/stats.hpp"
+#include "tack/error.hpp"
+
+namespace tack::detail {
+namespace {
+
+// The code of one key on one device, while some variant holds it. The mutex is held for the
+// whole load or compile, so that a second thread waits for the first one's code.
+struct Slot {
+  std::mutex mutex;
+  std::weak_ptr<LoadedCode> code;
+};
+
+class Slots {
+ public:
+  std::shared_ptr<Slot> get(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    auto& slot = slots_[id];
+    if (!slot) slot = std::make_shared<Slot>();
+    std::shared_ptr<Slot> out = slot;
+    // Forgets the keys no variant holds any more, each time the table has doubled.
+    if (slots_.size() >= 2 * sweep_at_) {
+      std::erase_if(slots_, [](const auto& kv) {
+        std::unique_lock held(kv.second->mutex, std::try_to_lock);
+        return held.owns_lock() && kv.second.use_count() == 1 && kv.second->code.expired();
+      });
+      sweep_at_ = std::max<size_t>(slots_.size(), 64);
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
+  size_t sweep_at_ = 64;
+};
+
+Slots& slots() {
+  static auto* s = new Slots();  // leaked, like DiskCache::global()
+  return *s;
+}
+
+// The code from the disk cache's entry, or null when there is none (`*found` false) or it does
+// not load.
+std::unique_ptr<LoadedCode> load_entry(Backend& backend, int device, const ir::Kernel& k,
+                                       const CompileOptions& options, const std::string& key,
+                                       bool* found) {
+  auto artifact = DiskCache::global().load(backend.info().name, key);
+  *found = artifact.has_value();
+  if (!artifact) return nullptr;
+  try {
+    auto code = backend.load(*artifact, k, options, device);
+    stats().disk_hits++;
+    return code;
+  } catch (const DeviceError&) {
+    // An entry that passed its checksum but does not load is treated like a corrupt one; the
+    // store after the compile replaces it.
+    stats().disk_corrupt++;
+    return nullptr;
+  }
+}
+
+std::unique_ptr<LoadedCode> load_or_compile(Backend& backend, int device, const ir::Kernel& k,
+                                            const CompileOptions& options, const std::string& key) {
+  bool found = false;
+  if (auto code = load_entry(backend, device, k, options, key, &found)) return code;
+  DiskCache& disk = DiskCache::global();
+  // Another process may be compiling this entry: wait for it, then load what it stored. Looked
+  // up again even without a wait: the other process may have stored it and let go just before.
+  // (An entry that was there but did not load is compiled again at once.)
+  DiskCache::EntryLock lock = disk.lock(backend.info().name, key);
+  if (!found) {
+    if (auto code = load_entry(backend, device, k, options, key, &found)) return code;
+  }
+  stats().disk_misses++;
+  std::string artifact = backend.compile(k, options, device);
+  stats().compiles++;
+  disk.store(backend.info().name, key, artifact);
+  return backend.load(artifact, k, options, device);
+}
+
+}  // namespace
+
+std::shared_ptr<LoadedCode> shared_code(Backend& backend, int device, const ir::Kernel& k,
+                                        const CompileOptions& options, const std::string& key) {
+  const std::string id = fmt::format("{}\n{}\n{}", static_cast<const void*>(&backend), device, key);
+  std::shared_ptr<Slot> slot = slots().get(id);
+  std::lock_guard lock(slot->mutex);
+  if (auto code = slot->code.lock()) return code;
+  std::shared_ptr<LoadedCode> code = load_or_compile(backend, device, k, options, key);
+  slot->code = code;
+  return code;
+}
+
+}  // namespace tack::detail

@@ -1,0 +1,36 @@
+// A directory that only the current user (and root) can write: where Tack keeps code it runs.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+namespace tack {
+
+struct PrivateDir {
+  int fd = -1;                 // the directory, open (O_DIRECTORY | O_CLOEXEC); -1 on failure
+  std::filesystem::path real;  // its canonical path
+  std::string error;           // why it cannot be used, with what to change; empty on success
+  bool refused = false;        // it exists, but someone else could write it (vs. cannot create)
+};
+
+// Creates the missing directories of `dir` (mode 0700), then checks the canonical path from `/`
+// down: every directory from `private_root` (the user's cache root; `dir` itself when empty or
+// not an ancestor) down to `dir` must be owned by the current user and writable by no group or
+// other user; every directory above must be owned by the user or root and writable only by them,
+// unless it is sticky (like /tmp, where no one can rename or remove another user's files).
+// Returns the directory open, checked to be the one that was inspected.
+PrivateDir open_private_dir(const std::filesystem::path& dir,
+                            const std::filesystem::path& private_root);
+
+// What is wrong with a file (or whatever is at an entry's name) described by `st`, as something
+// this user's process may read and run: a link, not a regular file, another owner, writable by a
+// group or others, or over `max_bytes`. Empty when nothing is. `*refused` says whether the problem
+// is one of ownership or permissions.
+std::string file_problem(const struct stat& st, unsigned long long max_bytes, bool* refused);
+
+// The user's name for `uid` ("uid 1000" when it has none).
+std::string user_name(uid_t uid);
+
+}  // namespace tack
