@@ -5,6 +5,7 @@
 #include <xxhash.h>
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -586,7 +587,13 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   int64_t partials_extent = 0;
   if (!k.reductions.empty()) {
     int64_t total = 1;
-    for (int64_t n : launch.count) total *= std::max<int64_t>(n, 0);
+    for (int64_t n : launch.count)
+      if (__builtin_mul_overflow(total, std::max<int64_t>(n, 0), &total) ||
+          total > INT64_MAX - ir::kReductionBlock)
+        throw ValueError(fmt::format(
+            "kernel '{}': its reductions cannot count this many iterations (over 2^63): use a "
+            "smaller loop",
+            k.name));
     partials_extent = ir::reduction_partials(total);
     for (const ir::Reduction& r : k.reductions) {
       // At least one element: an empty launch passes an extent of 0 with a valid buffer.

@@ -390,6 +390,37 @@ def empty_loop(x, n) -> tack.f32:
   }
 }
 
+// Several dimensions: the iterations are numbered row-major over the ranges (with their starts),
+// rows that cross into the next row of the last dimension included.
+TEST(ScalarReductions, NdrangeFollowsTheOrderOfTheLinearIndex) {
+  const char* src = R"(import tack
+
+@tack.kernel
+def sum2(a) -> tack.f32:
+    s = 0.0
+    for i, j in tack.ndrange((1, a.shape[0]), (2, a.shape[1])):
+        s += a[i, j]
+    return s
+)";
+  Module m = Module::from_source(src, "ndrange.py");
+  for (auto [h, w] : {std::pair<int64_t, int64_t>{5, 9}, {37, 100}, {300, 21}, {9, 4099}}) {
+    std::vector<float> a(h * w);
+    std::mt19937 rng(static_cast<unsigned>(h * w));
+    std::uniform_real_distribution<float> d(-1, 1);
+    for (auto& v : a) v = d(rng);
+    std::vector<float> inner;
+    for (int64_t i = 1; i < h; ++i)
+      for (int64_t j = 2; j < w; ++j) inner.push_back(a[i * w + j]);
+    float want = reference<float>(inner, 0.0f, -0.0f, wrap_add<float>);
+    for (const Device& dev : available_devices()) {
+      Array x = empty({h, w}, DType::F32, &dev);
+      copyto(x, a);
+      float got = static_cast<float>(m.kernel("sum2")(x).value);
+      EXPECT_EQ(bits_of(got), bits_of(want)) << dev.name() << " " << h << "x" << w;
+    }
+  }
+}
+
 // Each iteration starts from the values bound before the loop: on the CPU, where a thread runs
 // many iterations, an assignment in one must not reach the next.
 TEST(ScalarReductions, EachIterationHasItsOwnCopy) {

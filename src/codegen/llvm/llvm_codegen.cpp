@@ -172,16 +172,38 @@ class Generator {
 
   // Iteration g (row-major over the dimensions) on lane j: the lane's copies of the reduced
   // locals go into the locals the body updates, and back.
-  void emit_lane_iteration(Value* g, Value* j, const std::vector<llvm::AllocaInst*>& lanes) {
+  // The indices of iteration g in each dimension, row-major.
+  std::vector<Value*> split(Value* g) {
+    std::vector<Value*> idx(k_.dims.size());
     Value* rem = g;
     for (size_t d = k_.dims.size(); d-- > 0;) {
+      Value* count = std::get<2>(loop_values_[d]);
+      idx[d] = d > 0 ? b_.CreateURem(rem, count) : rem;
+      if (d > 0) rem = b_.CreateUDiv(rem, count);
+    }
+    return idx;
+  }
+
+  void set_loop_variables(const std::vector<Value*>& idx) {
+    for (size_t d = 0; d < k_.dims.size(); ++d) {
       auto [start, step, count] = loop_values_[d];
-      Value* idx = rem;
-      if (d > 0) {
-        idx = b_.CreateURem(rem, count);
-        rem = b_.CreateUDiv(rem, count);
-      }
-      b_.CreateStore(b_.CreateAdd(start, b_.CreateMul(idx, step)), locals_[k_.dims[d].var]);
+      b_.CreateStore(b_.CreateAdd(start, b_.CreateMul(idx[d], step)), locals_[k_.dims[d].var]);
+    }
+  }
+
+  // `row`: the indices of the row's first iteration when the row of 16 iterations lies in one
+  // row of the loop's last dimension, so that iteration row + j only adds j to the last index.
+  void emit_lane_iteration(Value* g, Value* j, const std::vector<llvm::AllocaInst*>& lanes,
+                           const std::vector<Value*>* row = nullptr) {
+    size_t n = k_.dims.size();
+    if (n == 1) {
+      set_loop_variables({g});
+    } else if (!row) {
+      set_loop_variables(split(g));
+    } else {
+      std::vector<Value*> idx = *row;
+      idx[n - 1] = b_.CreateAdd(idx[n - 1], j);
+      set_loop_variables(idx);
     }
     for (size_t r = 0; r < lanes.size(); ++r) {
       llvm::Type* t = type(k_.locals[k_.reductions[r].acc].type);
@@ -227,8 +249,31 @@ class Generator {
       Value* rows = b_.CreateUDiv(b_.CreateSub(last, first), lanes_n);
       counted_loop(b_.getInt64(0), rows, "row", [&](Value* row) {
         Value* g0 = b_.CreateAdd(first, b_.CreateMul(row, lanes_n));
-        counted_loop(b_.getInt64(0), lanes_n, "lane",
+        size_t n = k_.dims.size();
+        if (n == 1) {
+          counted_loop(b_.getInt64(0), lanes_n, "lane",
+                       [&](Value* j) { emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes); });
+          return;
+        }
+        // Several dimensions: the divisions once per row, and a lane loop as simple as the
+        // one-dimensional one when the row does not cross into the next row of the loop.
+        std::vector<Value*> row_idx = split(g0);
+        Value* fits = b_.CreateICmpULE(b_.CreateAdd(row_idx[n - 1], lanes_n),
+                                       std::get<2>(loop_values_[n - 1]));
+        BasicBlock* within = BasicBlock::Create(ctx_, "row.within", fn_);
+        BasicBlock* across = BasicBlock::Create(ctx_, "row.across", fn_);
+        BasicBlock* done = BasicBlock::Create(ctx_, "row.done", fn_);
+        b_.CreateCondBr(fits, within, across);
+        b_.SetInsertPoint(within);
+        counted_loop(b_.getInt64(0), lanes_n, "lane", [&](Value* j) {
+          emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes, &row_idx);
+        });
+        b_.CreateBr(done);
+        b_.SetInsertPoint(across);
+        counted_loop(b_.getInt64(0), lanes_n, "lane_across",
                      [&](Value* j) { emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes); });
+        b_.CreateBr(done);
+        b_.SetInsertPoint(done);
       });
       Value* g0 = b_.CreateAdd(first, b_.CreateMul(rows, lanes_n));
       counted_loop(b_.getInt64(0), b_.CreateSub(last, g0), "tail",
