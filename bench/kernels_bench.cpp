@@ -485,6 +485,7 @@ int main(int argc, char** argv) {
                                                 std::to_string(kMandelW) + ", " +
                                                 std::to_string(kMandelIter) + " iterations");
   benchmark::AddCustomContext("nbody_bodies", std::to_string(kBodies));
+  benchmark::AddCustomContext("sum_elements", std::to_string(kSumN));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;
