@@ -204,6 +204,7 @@ class Lowerer {
   // epilogue combines the reductions into them.
   void end_loop_locals(SourceLoc loc);
   std::vector<LoopLocal> loop_plan_;
+  size_t first_body_local_ = 0;  // the locals the loop body creates start here
 
   // ---- statements (lower_stmt.cpp) ----
   void block(const ast::Block& b, ir::Block& out);

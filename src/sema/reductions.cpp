@@ -357,6 +357,7 @@ void Lowerer::begin_loop_locals(ir::Block& body, SourceLoc loc) {
     r.partials = static_cast<int>(k_.params.size()) - 1;
     k_.reductions.push_back(std::move(r));
   }
+  first_body_local_ = k_.locals.size();
 }
 
 void Lowerer::end_loop_locals(SourceLoc loc) {
@@ -374,6 +375,20 @@ void Lowerer::end_loop_locals(SourceLoc loc) {
     }
     locals_[l.name] = l.outer;
   }
+  // The locals the body binds read zero on a path where the iteration has not assigned them
+  // (docs/language.md, "Locals"), also on the CPU, where a thread runs many iterations: each
+  // iteration starts by zeroing them (LLVM drops the stores that nothing reads).
+  ir::Block zeroes;
+  for (size_t id = first_body_local_; id < k_.locals.size(); ++id) {
+    const ir::Local& l = k_.locals[id];
+    if (l.name.empty() || l.name[0] == '$') continue;  // temporaries: assigned before any read
+    int i = static_cast<int>(id);
+    zeroes.push_back(ir::make_assign(
+        i, is_float(l.type.dtype) ? ir::make_float(l.type, 0.0, loc) : ir::make_int(l.type, 0, loc),
+        loc));
+  }
+  k_.body.insert(k_.body.begin(), std::make_move_iterator(zeroes.begin()),
+                 std::make_move_iterator(zeroes.end()));
   // The epilogue: each reduction's lanes, then its blocks, combined in the order of
   // ir::Reduction, into the local bound before the loop.
   auto i64 = [&](uint64_t v) { return ir::make_int(Type::i64(), v, loc); };

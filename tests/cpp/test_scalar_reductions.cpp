@@ -432,6 +432,13 @@ def k(x, out):
     for i in range(x.shape[0]):
         s += x[i]
         out[i] = s
+
+@tack.kernel
+def unassigned(x, out):
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            t = x[i]
+        out[i] = t
 )";
   Module m = Module::from_source(src, "copies.py");
   for (const Device& d : available_devices()) {
@@ -439,6 +446,14 @@ def k(x, out):
     m.kernel("k")(x, out);
     auto v = out.to_vector<float>();
     for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], 3.0f) << d.name() << " i=" << i;
+    // A local the iteration never assigned reads zero, not the previous iteration's value.
+    std::vector<float> signs(100000);
+    for (size_t i = 0; i < signs.size(); ++i) signs[i] = i % 2 ? -1.0f : 1.0f;
+    copyto(x, signs);
+    m.kernel("unassigned")(x, out);
+    v = out.to_vector<float>();
+    for (size_t i = 0; i < v.size(); ++i)
+      ASSERT_EQ(v[i], i % 2 ? 0.0f : 1.0f) << d.name() << " i=" << i;
   }
 }
 
