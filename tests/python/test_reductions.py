@@ -276,3 +276,30 @@ def test_other_reads_after_the_loop_are_errors():
         loop_local(x)
     assert e.value.line == line_of(loop_local.__wrapped__, "return t")
     assert "first assigned in the loop" in str(e.value)
+
+
+@tack.kernel
+def running(x, out):
+    s = 1.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        out[i] = s  # this iteration's copy: 1 + x[i]
+
+
+@tack.kernel
+def unassigned(x, out):
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            t = x[i]
+        out[i] = t  # zero where this iteration did not assign t
+
+
+@pytest.mark.parametrize("device", devices())
+def test_each_iteration_has_its_own_copy(device):
+    x = np.where(np.arange(100000) % 2 == 0, 2.0, -1.0).astype(np.float32)
+    a = tack.asarray(x, device=device)
+    out = tack.zeros((100000,), device=device)
+    running(a, out)
+    np.testing.assert_array_equal(out.numpy(), 1 + x)  # a running sum per chunk before
+    unassigned(a, out)
+    np.testing.assert_array_equal(out.numpy(), np.where(x > 0, x, 0))
