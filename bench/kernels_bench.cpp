@@ -4,12 +4,14 @@
 //
 // Each pair runs on the same arrays (same allocation, alignment and pages), with Tack's thread
 // count given to OpenMP too: once as two benchmarks of their own, and once paired (BM_pair_*),
-// alternating calls, for a ratio that this machine's bandwidth drifts do not blur. Before the first timed run of a kernel, Tack's output is checked
-// against the reference bit for bit (which also compiles the kernel and starts both thread pools).
+// alternating calls, for a ratio that this machine's bandwidth drifts do not blur. Before the first
+// timed run of a kernel, Tack's output is checked against the reference bit for bit (which also
+// compiles the kernel and starts both thread pools).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -162,14 +164,51 @@ void tack_nbody() {
 }
 void cpp_nbody(float* new_pos, float* new_vel) {
   Bodies& b = bodies();
-  reference::nbody_step(ptr<float>(b.pos), ptr<float>(b.vel), ptr<float>(b.mass), new_pos,
-                        new_vel, kDt, kBodies);
+  reference::nbody_step(ptr<float>(b.pos), ptr<float>(b.vel), ptr<float>(b.mass), new_pos, new_vel,
+                        kDt, kBodies);
 }
 
 // STREAM's triad, a[i] = b[i] + q * c[i], written here as STREAM writes it.
 void triad(float* a, const float* b, const float* c, float q, int64_t n) {
 #pragma omp parallel for simd schedule(static)
   for (int64_t i = 0; i < n; ++i) a[i] = b[i] + q * c[i];
+}
+
+// The f32 sum of 2^24 elements (issue 11): Tack's scalar reduction in the parallel loop
+// (`s += x[i]`, in its fixed order) against OpenMP's `parallel for simd reduction(+)`, as
+// bench/compare's C++ writes it (which may reorder the additions as it likes).
+constexpr int64_t kSumN = int64_t{1} << 24;
+
+tack::Array& sum_input() {
+  static tack::Array x = [] {
+    tack::Array a = tack::empty({kSumN});
+    bench::fill_random(a, -1, 1, 3);
+    return a;
+  }();
+  return x;
+}
+
+float tack_sum() {
+  static tack::Kernel k = tack::Module::from_source(R"(import tack
+
+@tack.kernel
+def sum_reduce(x) -> tack.f32:
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+)",
+                                                    "sum_reduce.py")
+                              .kernel("sum_reduce");
+  return static_cast<float>(k(sum_input()).value);
+}
+
+float cpp_sum() {
+  const float* x = ptr<float>(sum_input());
+  float s = 0.0f;
+#pragma omp parallel for simd reduction(+ : s)
+  for (int64_t i = 0; i < kSumN; ++i) s += x[i];
+  return s;
 }
 
 // ---- Checks: Tack against the reference, bit for bit, once per kernel ----
@@ -226,6 +265,21 @@ const std::string& check_nbody() {
   });
 }
 
+// The orders differ, so the sums agree to within their error bounds, not bit for bit.
+const std::string& check_sum() {
+  return checked("sum_reduce", [] {
+    double exact = 0, mag = 0;
+    const float* x = ptr<float>(sum_input());
+    for (int64_t i = 0; i < kSumN; ++i) exact += x[i], mag += std::fabs(x[i]);
+    double tol = 1e-6 * mag;
+    float t = tack_sum(), c = cpp_sum();
+    return std::fabs(t - exact) <= tol && std::fabs(c - exact) <= tol
+               ? std::string()
+               : "sum_reduce: Tack " + std::to_string(t) + ", OpenMP " + std::to_string(c) +
+                     ", exact " + std::to_string(exact);
+  });
+}
+
 // Runs `call` in the timed loop after the kernel's check passed (the check is the warm-up).
 template <typename Check, typename Call>
 void run(benchmark::State& state, Check&& check, Call&& call) {
@@ -242,8 +296,9 @@ void run(benchmark::State& state, Check&& check, Call&& call) {
 
 // Tack and a baseline in alternation, each iteration timing one call of each (in turns, which one
 // goes first): the ratio of the two sums is far less noisy than the ratio of two benchmarks run
-// apart, since slow drifts of this machine's memory bandwidth (a VM shares it) hit both sides alike.
-// Counters: tack_ms and base_ms per call, speed_ratio = base time / Tack time (> 1: Tack faster).
+// apart, since slow drifts of this machine's memory bandwidth (a VM shares it) hit both sides
+// alike. Counters: tack_ms and base_ms per call, speed_ratio = base time / Tack time (> 1: Tack
+// faster).
 template <typename Check, typename Tack, typename Base>
 void run_paired(benchmark::State& state, Check&& check, Tack&& tack_call, Base&& base_call) {
   if (const std::string& err = check(); !err.empty()) {
@@ -349,9 +404,8 @@ void BM_pair_saxpy(benchmark::State& state) {
 // bandwidth.
 void BM_pair_saxpy_triad(benchmark::State& state) {
   Streams& s = streams();
-  run_paired(state, check_saxpy, tack_saxpy, [&] {
-    triad(ptr<float>(s.out), ptr<float>(s.x), ptr<float>(s.y), kScale, kStreamN);
-  });
+  run_paired(state, check_saxpy, tack_saxpy,
+             [&] { triad(ptr<float>(s.out), ptr<float>(s.x), ptr<float>(s.y), kScale, kStreamN); });
 }
 void BM_pair_stencil5(benchmark::State& state) {
   run_paired(state, check_stencil5, tack_stencil5, [] { cpp_stencil5(ptr<float>(grid().out)); });
@@ -363,6 +417,21 @@ void BM_pair_mandelbrot(benchmark::State& state) {
 void BM_pair_nbody(benchmark::State& state) {
   run_paired(state, check_nbody, tack_nbody,
              [] { cpp_nbody(ptr<float>(bodies().new_pos), ptr<float>(bodies().new_vel)); });
+}
+
+constexpr int64_t kSumBytes = kSumN * int64_t{sizeof(float)};
+void BM_sum_tack(benchmark::State& state) {
+  run(state, check_sum, [] { benchmark::DoNotOptimize(tack_sum()); });
+  state.SetBytesProcessed(state.iterations() * kSumBytes);
+}
+void BM_sum_cpp(benchmark::State& state) {
+  run(state, check_sum, [] { benchmark::DoNotOptimize(cpp_sum()); });
+  state.SetBytesProcessed(state.iterations() * kSumBytes);
+}
+void BM_pair_sum(benchmark::State& state) {
+  run_paired(
+      state, check_sum, [] { benchmark::DoNotOptimize(tack_sum()); },
+      [] { benchmark::DoNotOptimize(cpp_sum()); });
 }
 
 #define TACK_BENCH(fn) BENCHMARK(fn)->UseRealTime()->Unit(benchmark::kMillisecond)
@@ -384,6 +453,9 @@ TACK_BENCH(BM_pair_saxpy_triad);
 TACK_BENCH(BM_pair_stencil5);
 TACK_BENCH(BM_pair_mandelbrot);
 TACK_BENCH(BM_pair_nbody);
+TACK_BENCH(BM_sum_tack);
+TACK_BENCH(BM_sum_cpp);
+TACK_BENCH(BM_pair_sum);
 
 }  // namespace
 
@@ -391,8 +463,8 @@ int main(int argc, char** argv) {
   // OpenMP's idle threads spin after each parallel region (libgomp's default, for milliseconds),
   // taking a core from whatever runs next: on this 2-core machine, from the Tack call that follows
   // a C++ call. Tack's own pool yields after 10 us and sleeps after 100 us. So that neither side
-  // slows the other, OpenMP's threads sleep when idle unless OMP_WAIT_POLICY says otherwise; libgomp
-  // reads it when it is loaded, hence the re-exec.
+  // slows the other, OpenMP's threads sleep when idle unless OMP_WAIT_POLICY says otherwise;
+  // libgomp reads it when it is loaded, hence the re-exec.
   if (!std::getenv("OMP_WAIT_POLICY")) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     execv("/proc/self/exe", argv);
@@ -409,10 +481,11 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("stream_elements", std::to_string(kStreamN));
   benchmark::AddCustomContext("stencil_grid",
                               std::to_string(kStencilH) + "x" + std::to_string(kStencilW));
-  benchmark::AddCustomContext("mandelbrot",
-                              std::to_string(kMandelH) + "x" + std::to_string(kMandelW) + ", " +
-                                  std::to_string(kMandelIter) + " iterations");
+  benchmark::AddCustomContext("mandelbrot", std::to_string(kMandelH) + "x" +
+                                                std::to_string(kMandelW) + ", " +
+                                                std::to_string(kMandelIter) + " iterations");
   benchmark::AddCustomContext("nbody_bodies", std::to_string(kBodies));
+  benchmark::AddCustomContext("sum_elements", std::to_string(kSumN));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -68,6 +68,7 @@ def main():
         "stencil5": f"{ctx.get('stencil_grid')} f32",
         "mandelbrot": ctx.get("mandelbrot", ""),
         "nbody": f"{ctx.get('nbody_bodies')} bodies",
+        "sum": f"{ctx.get('sum_elements')} f32 (Tack: s += x[i], a scalar reduction)",
     }
 
     def fmt(b):

@@ -39,7 +39,7 @@ SIZES = {
 }
 
 WORKLOADS = ["saxpy", "triad", "stencil", "mandelbrot", "nbody", "matmul_naive", "matmul_tiled",
-             "sum", "histogram", "life"]
+             "sum", "sum_reduce", "histogram", "life"]
 
 DESCRIPTION = {
     "saxpy": "out = a*x + y, f32",
@@ -50,6 +50,7 @@ DESCRIPTION = {
     "matmul_naive": "C = A @ B, one dot product per element, f32",
     "matmul_tiled": "C = A @ B, 32 x 32 tiles (i-k-j order), f32",
     "sum": "sum of all elements, f32",
+    "sum_reduce": "the same sum, written as a scalar reduction in the parallel loop (s += x[i])",
     "histogram": "256 bins, one atomic add per element, i32 counts",
     "life": "one step of Conway's game of life, u8",
 }
@@ -75,6 +76,7 @@ def size_label(name, s):
         "matmul_naive": f"{s['matmul']} x {s['matmul']}",
         "matmul_tiled": f"{s['matmul']} x {s['matmul']}",
         "sum": f"{s['reduce_n']} f32",
+        "sum_reduce": f"{s['reduce_n']} f32",
         "histogram": f"{s['hist_n']} f32 values, {BINS} bins",
         "life": f"{g} x {g} u8",
     }[name]
@@ -104,7 +106,7 @@ def inputs(name, s):
     if name in ("matmul_naive", "matmul_tiled"):
         n = s["matmul"]
         return {"A": rng.random((n, n), f32) - f32(0.5), "B": rng.random((n, n), f32) - f32(0.5)}
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         return {"x": rng.random(s["reduce_n"], f32) * f32(2) - f32(1)}
     if name == "histogram":
         return {"values": rng.random(s["hist_n"], f32), "bins": BINS}
@@ -155,7 +157,7 @@ def reference(name, d):
                 "new_vel": new_vel.astype(np.float32)}
     if name in ("matmul_naive", "matmul_tiled"):
         return (d["A"].astype(np.float64) @ d["B"].astype(np.float64)).astype(np.float32)
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         return np.array(d["x"].astype(np.float64).sum())
     if name == "histogram":
         b = (d["values"] * np.float32(d["bins"])).astype(np.int64)
@@ -188,7 +190,7 @@ def check(name, got, ref, d):
         return close(got, ref, 1e-4)
     if name == "nbody":
         return close(got["new_pos"], ref["new_pos"], 1e-4) or close(got["new_vel"], ref["new_vel"], 1e-3)
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         g = float(np.asarray(got).reshape(-1)[0])
         tol = 1e-6 * float(np.abs(d["x"]).astype(np.float64).sum())
         return None if abs(g - float(ref)) <= tol else f"{g} against {float(ref)} (tolerance {tol:.3g})"

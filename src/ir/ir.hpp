@@ -170,6 +170,10 @@ struct Param {
   int64_t local_size = 0;  // a local or shared array's element count; 0 for parameters
   bool shared = false;     // a tack.shared array (workgroup memory)
 
+  // A reduction's partial results (ir::Reduction): made by sema, passed by no caller; the runtime
+  // allocates reduction_partials(iterations) elements of it for each launch.
+  bool partials = false;
+
   bool is_local_array() const { return local_size > 0; }
   bool is_shared_array() const { return local_size > 0 && shared; }
 };
@@ -187,6 +191,34 @@ struct LoopDim {
   ExprPtr start, stop, step;
 };
 
+// A scalar reduction (docs/language.md, "Reductions"): a local bound before the loop and updated
+// in it only by `s += e`, `s = min(s, e)`... Its value after the loop is computed in one fixed
+// order that every generator implements:
+//   - the iterations are numbered g = 0, 1, ... N-1 in row-major order of the loop dimensions and
+//     cut into blocks of kReductionBlock; lane j (0 <= j < kReductionLanes) of block b runs the
+//     iterations g = b * kReductionBlock + j + kReductionLanes * m, m = 0, 1, ..., in that order,
+//     with its own copy of the local (`acc`) that starts at `identity`; the body updates it;
+//   - the lane's value is stored at `partials`[b * kReductionLanes + j];
+//   - the `epilogue` of the kernel (IR built by sema, run by the result entry) combines each
+//     block's lanes with the tree of the collectives (step s = 8, 4, 2, 1: v[l] = v[l] op
+//     v[l + s]), then the blocks' values pairwise (level by level: p[i] = p[2i] op p[2i + 1], an
+//     odd last one carried up), and sets the local bound before the loop to `init op total`.
+// The order depends only on N: not on the thread count nor on the backend.
+inline constexpr int64_t kReductionLanes = 16;
+inline constexpr int64_t kReductionBlock = 4096;
+// The partials a launch of `iterations` iterations needs: one per lane of every block.
+inline int64_t reduction_partials(int64_t iterations) {
+  return (iterations + kReductionBlock - 1) / kReductionBlock * kReductionLanes;
+}
+
+struct Reduction {
+  int acc = -1;       // the lane's copy of the local, which the body updates
+  int init = -1;      // the local bound before the loop; after it, init op total
+  int partials = -1;  // the array parameter (Param::partials) of the lanes' values
+  Op op = Op::Add;    // Add Mul Min Max BitOr BitAnd BitXor
+  ExprPtr identity;   // a Const of the local's type
+};
+
 // One specialization of a kernel: concrete parameter types, one parallel loop.
 struct Kernel {
   std::string name;
@@ -196,13 +228,18 @@ struct Kernel {
   Block prelude;              // binds locals before the loop (no stores)
   std::vector<LoopDim> dims;  // outermost first
   SourceLoc loop_loc;
-  Block body;          // one iteration
+  Block body;  // one iteration
   // The kernel uses a collective (a barrier or a block collective): a launch must consist of
   // complete groups, so its iteration count must be a multiple of workgroup_size.
   bool collectives = false;
+  // Scalar reductions over the parallel loop; the body runs per lane (see Reduction), and the
+  // kernel has a result (only a `return` reads a reduction).
+  std::vector<Reduction> reductions;
+  Block epilogue;      // after the loop, before `result`: combines the reductions' partials
   ExprPtr result;      // `return expr` after the loop, or null
   bool debug = false;  // loads and stores carry index checks
-  int workgroup_size = 0;  // 256 when the kernel uses workgroup primitives: launches use groups of this size
+  int workgroup_size =
+      0;  // 256 when the kernel uses workgroup primitives: launches use groups of this size
 };
 
 }  // namespace tack::ir

@@ -138,6 +138,7 @@ void insert_bounds_checks(Kernel& k) {
 void fold_constants(Kernel& k) {
   fold_block(k.prelude);
   fold_block(k.body);
+  fold_block(k.epilogue);
   for (LoopDim& d : k.dims) {
     fold(d.start);
     fold(d.stop);

@@ -123,8 +123,8 @@ class Printer {
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (p.is_local_array()) continue;  // listed below as locals
-      out += fmt::format("{}{}: {}{}", i ? ", " : "", p.name, to_string(p.type),
-                         p.written ? " out" : "");
+      out += fmt::format("{}{}: {}{}{}", i ? ", " : "", p.name, to_string(p.type),
+                         p.written ? " out" : "", p.partials ? " partials" : "");
     }
     out += ")";
     if (k_.result) out += " -> " + to_string(k_.result->type);
@@ -147,6 +147,11 @@ class Printer {
     }
     out += ":\n";
     block(k_.body, 2, out);
+    for (const Reduction& r : k_.reductions)
+      out += fmt::format("  reduce {} %{} from {} into %{} through {}\n", op_name(r.op),
+                         k_.locals[r.acc].name, expr(*r.identity), k_.locals[r.init].name,
+                         k_.params[r.partials].name);
+    block(k_.epilogue, 1, out);
     if (k_.result) out += fmt::format("  return {}\n", expr(*k_.result));
     return out;
   }

@@ -32,6 +32,20 @@ class Verifier {
       }
     }
     block(k_.body, 0);
+    for (const Reduction& r : k_.reductions) {
+      if (r.acc < 0 || r.acc >= static_cast<int>(k_.locals.size()) || r.init < 0 ||
+          r.init >= static_cast<int>(k_.locals.size()) || !r.identity)
+        fail(k_.loop_loc, "bad reduction");
+      Type t = k_.locals[r.init].type;
+      check_local(r.acc, t, k_.loop_loc);
+      expr(*r.identity);
+      expect(r.identity->op == Op::Const && r.identity->type == t, *r.identity,
+             "reduction identity");
+      const Param& p = array_param(r.partials, k_.loop_loc);
+      if (!p.partials || p.type != Type::array(t.dtype, 1) || !k_.result || k_.workgroup_size > 0)
+        fail(k_.loop_loc, "bad reduction partials");
+    }
+    block(k_.epilogue, 0);
     if (k_.result) {
       expr(*k_.result);
       if (!k_.result->type.is_scalar()) fail(k_.result->loc, "non-scalar kernel result");

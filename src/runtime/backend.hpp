@@ -59,6 +59,15 @@ struct LaunchArgs {
   void* result = nullptr;
 };
 
+// The threads a GPU backend launches for the main entry: one per iteration, or in a kernel with
+// reductions one per lane of every block of ir::Reduction's order.
+inline uint64_t launch_threads(const ir::Kernel& k, const LaunchArgs& a) {
+  uint64_t total = 1;
+  for (int64_t c : a.count) total *= static_cast<uint64_t>(c > 0 ? c : 0);
+  if (!k.reductions.empty()) total = ir::reduction_partials(static_cast<int64_t>(total));
+  return total;
+}
+
 // The workgroup contract at a launch (spec language.md), checked before anything runs: a kernel
 // with workgroups needs a device whose groups hold Kernel::workgroup_size lanes
 // (`max_workgroup_size`), and a kernel with collectives needs complete groups, so the iteration

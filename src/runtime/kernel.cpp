@@ -5,6 +5,7 @@
 #include <xxhash.h>
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -497,7 +498,7 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   const ir::Kernel& k = v.ir;
 
   detail::LaunchArgs launch;
-  launch.params.resize(args.size());
+  launch.params.resize(k.params.size());  // local arrays and partials after the arguments
   for (size_t i = 0; i < args.size(); ++i) {
     const ir::Param& p = k.params[i];
     if (p.type.is_array()) {
@@ -558,6 +559,29 @@ Scalar Kernel::call(std::span<const Arg> args) const {
       }
     }
   }
+
+  // ---- reductions: the partials of each (ir::Reduction), allocated per launch ----
+  std::vector<Array> partials;
+  int64_t partials_extent = 0;
+  if (!k.reductions.empty()) {
+    int64_t total = 1;
+    for (int64_t n : launch.count)
+      if (__builtin_mul_overflow(total, std::max<int64_t>(n, 0), &total) ||
+          total > INT64_MAX - ir::kReductionBlock)
+        throw ValueError(fmt::format(
+            "kernel '{}': its reductions cannot count this many iterations (over 2^63): use a "
+            "smaller loop",
+            k.name));
+    partials_extent = ir::reduction_partials(total);
+    for (const ir::Reduction& r : k.reductions) {
+      // At least one element: an empty launch passes an extent of 0 with a valid buffer.
+      partials.push_back(empty({std::max<int64_t>(partials_extent, 1)},
+                               k.params[r.partials].type.dtype, &c.device));
+      launch.params[r.partials].data = partials.back().data();
+      launch.params[r.partials].shape = &partials_extent;
+    }
+  }
+  // ---- end of reductions ----
 
   detail::LoadedCode& code = detail::code_for(v, no_alias);
   alignas(8) unsigned char result[8] = {};

@@ -274,6 +274,11 @@ ir::Kernel Lowerer::run() {
   for (const auto& s : def_.body) {
     if (s.get() == loop) {
       phase_ = Phase::Loop;
+      // Reductions and the loop's locals (reductions.cpp) need the `return`, which follows.
+      const ast::Stmt* ret = nullptr;
+      for (const auto& r : def_.body)
+        if (r->kind == K::Return) ret = r.get();
+      plan_loop_locals(*s, ret);
       parallel_loop(*s);
       phase_ = Phase::AfterLoop;
       after = true;
@@ -406,6 +411,8 @@ void Lowerer::parallel_loop(const ast::Stmt& s) {
     dim.var = new_local(targets[d]->name, Type::i64());
     k_.dims.push_back(std::move(dim));
   }
+  // Locals bound before the loop that it assigns: a copy per iteration, or a reduction's lane.
+  begin_loop_locals(k_.body, s.loc);
   // Local arrays declared before the loop are fresh (zero) in every iteration, as each iteration
   // is a thread of its own.
   for (int a : prelude_local_arrays_) zero_local_array(a, s.loc, k_.body);
@@ -430,6 +437,7 @@ void Lowerer::parallel_loop(const ast::Stmt& s) {
     iteration_depth_ = -1;
     k_.body.push_back(std::move(wrapper));
   }
+  end_loop_locals(s.loc);
   if (!s.orelse.empty()) fail(s.loc, "for ... else is not supported", "remove the else block");
 }
 

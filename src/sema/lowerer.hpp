@@ -186,6 +186,26 @@ class Lowerer {
   void propagate_return(ir::Block& out);
   ir::Block* block_ = nullptr;  // where statements of the expression being lowered go
 
+  // ---- the loop's locals and reductions (reductions.cpp) ----
+  // A local bound before the parallel loop that the loop assigns.
+  struct LoopLocal {
+    std::string name;
+    std::optional<ir::Op> op;           // a reduction's operation
+    int outer = -1;                     // the local bound before the loop
+    int inner = -1;                     // the iteration's copy, or the lane's for a reduction
+    std::vector<int> outer_components;  // a vector or matrix: its locals before the loop
+  };
+  // Finds the loop's locals and reductions, and fails when `ret` (the `return` after the loop,
+  // or null) reads a local the loop assigns that is not a reduction. Before the loop is lowered.
+  void plan_loop_locals(const ast::Stmt& loop, const ast::Stmt* ret);
+  // At the start of the loop body: each iteration's copies, the reductions and their partials.
+  void begin_loop_locals(ir::Block& body, SourceLoc loc);
+  // After the loop body: the names mean the locals bound before the loop again, and the
+  // epilogue combines the reductions into them.
+  void end_loop_locals(SourceLoc loc);
+  std::vector<LoopLocal> loop_plan_;
+  size_t first_body_local_ = 0;  // the locals the loop body creates start here
+
   // ---- statements (lower_stmt.cpp) ----
   void block(const ast::Block& b, ir::Block& out);
   void stmt(const ast::Stmt& s, ir::Block& out);

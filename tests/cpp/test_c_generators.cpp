@@ -169,6 +169,10 @@ std::vector<Variant> variants() {
       {"vectors.py", "int_vectors", {"i32[,3],i32[,3]"}},
       // Kernels that return a value: a second entry computes the result.
       {"arith.py", "sum_of", {"f64[]", "f32[]", "i32[]"}},
+      // Scalar reductions: one thread per lane, the epilogue in the result entry.
+      {"reductions.py", "total", {"f32[]", "f64[]", "i32[]", "u8[]"}},
+      {"reductions.py", "several", {"f32[,],f32", "f64[,],f64"}},
+      {"reductions.py", "any_above", {"f32[],f32", "i64[],i32"}},
       // Atomics on every dtype each target declares.
       {"atomics.py",
        "histogram",

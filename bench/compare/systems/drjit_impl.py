@@ -8,6 +8,7 @@ NOTES = {
     "all": "each call traces the Python function again and looks the kernel up by its hash",
     "matmul_tiled": None,
     "sum": "dr.sum",
+    "sum_reduce": "the same code as sum",
     "histogram": "dr.scatter_reduce(ReduceOp.Add) (an atomic scatter-add)",
     "stencil": "gathers of the four neighbours over the whole grid, dr.select for the border",
     "life": "gathers of the eight neighbours over the whole grid, dr.select for the border",
@@ -116,7 +117,7 @@ def setup(name, d):
         raise Unsupported("no tiled version written: Dr.Jit programs are whole-array operations "
                           "with no tile or shared-memory construct on the CPU (dr.alloc_local, "
                           "per-thread scratch, was not tried)")
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         x = Float(d["x"])
         res = [None]
 

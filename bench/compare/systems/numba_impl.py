@@ -62,7 +62,7 @@ def setup(name, d):
         c = np.zeros((a.shape[0], b.shape[1]), np.float32)
         kern = K[name]
         return (lambda: kern(a, b, c)), (lambda: c)
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         x = d["x"]
         res = [None]
 

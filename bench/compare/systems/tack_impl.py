@@ -1,9 +1,12 @@
 """Tack: the kernels of tack_kernels.py on tack arrays (the CPU backend)."""
 import os
 
+import numpy as np
+
 NAME = "Tack"
 NOTES = {
     "sum": "one thread per 16 Ki-element chunk, then one atomic add per chunk",
+    "sum_reduce": "s += x[i] in the parallel loop: a scalar reduction in Tack's fixed order",
     "matmul_tiled": "one thread per tile, the tile accumulated in a tack.local_array",
 }
 
@@ -68,6 +71,14 @@ def setup(name, d):
             k.sum_chunks(x, total)
 
         return run, total.numpy
+    if name == "sum_reduce":
+        x = A(d["x"])
+        res = [None]
+
+        def run():
+            res[0] = k.sum_reduce(x)
+
+        return run, (lambda: np.array([res[0]]))
     if name == "histogram":
         v = A(d["values"])
         counts = tack.zeros((d["bins"],), dtype=tack.i32)

@@ -110,6 +110,15 @@ def sum_chunks(x, total):
 
 
 @tack.kernel
+def sum_reduce(x) -> tack.f32:
+    """The sum as Numba users write a prange reduction: a scalar reduction in the parallel loop."""
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+@tack.kernel
 def histogram(values, bins, counts):
     for i in range(values.shape[0]):
         b = int(values[i] * bins)

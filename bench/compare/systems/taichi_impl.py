@@ -9,6 +9,7 @@ NOTES = {
     "matmul_tiled": "one thread per tile, accumulating into C (no per-thread scratch arrays: local "
                     "matrices of 32 x 32 unroll)",
     "sum": "atomic add into a 1-element ndarray (Taichi turns it into a thread-local reduction)",
+    "sum_reduce": "the same code as sum",
     "all": "fast_math is on by default in Taichi (FMA contraction, approximate division); kept",
 }
 
@@ -73,7 +74,7 @@ def setup(name, d):
         c = zeros((d["A"].shape[0], d["B"].shape[1]), np.float32)
         kern = K[name]
         return (lambda: kern(a, b, c)), c.to_numpy
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         x = nd(d["x"])
         total = zeros((1,), np.float32)
         return (lambda: K["sum_all"](x, total)), total.to_numpy

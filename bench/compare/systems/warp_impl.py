@@ -9,6 +9,7 @@ NOTES = {
     "all": "CPU launches run on one thread (Warp has no multithreaded CPU launch)",
     "matmul_tiled": "Warp's tile API (wp.tile_load, wp.tile_matmul) with wp.launch_tiled",
     "sum": "wp.utils.array_sum",
+    "sum_reduce": "the same code as sum",
 }
 
 wp = None
@@ -84,7 +85,7 @@ def setup(name, d):
         dim = (c.shape[0] // t, c.shape[1] // t)
         return ((lambda: wp.launch_tiled(K["matmul_tiled"], dim=dim, inputs=[a, b, c],
                                          block_dim=1, device="cpu")), c.numpy)
-    if name == "sum":
+    if name in ("sum", "sum_reduce"):
         x = arr(d["x"])
         total = zeros((1,), f32)
         return (lambda: wp.utils.array_sum(x, out=total)), total.numpy

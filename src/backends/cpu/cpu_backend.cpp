@@ -114,6 +114,7 @@ class CpuBackend final : public detail::Backend {
     for (size_t p = 0; p < a.params.size(); ++p) {
       int s = layout.param_slot[p];
       const auto& arg = a.params[p];
+      if (k.params[p].is_local_array()) continue;  // on the chunk's stack; no slot
       if (k.params[p].type.is_array()) {
         slots[s] = reinterpret_cast<uint64_t>(arg.data);
         for (int d = 0; d < k.params[p].type.rank; ++d)
@@ -132,6 +133,13 @@ class CpuBackend final : public detail::Backend {
     slots[layout.debug_slot] = reinterpret_cast<uint64_t>(a.debug_record);
 
     int64_t outer = a.count.empty() ? 0 : a.count[0];
+    if (!k.reductions.empty()) {
+      // The chunks run whole blocks of the reductions' fixed order (ir::Reduction), so the
+      // thread count changes nothing in the result.
+      outer =
+          outer > 0 && inner > 0 ? ir::reduction_partials(outer * inner) / ir::kReductionLanes : 0;
+      inner = ir::kReductionBlock;
+    }
     if (outer > 0 && inner > 0) {
       // Threads pay off from about 2^15 units of work; below that the launch stays on the
       // caller's thread. A body with loops counts as heavier per iteration.

@@ -233,8 +233,7 @@ class CudaBackend final : public detail::Backend {
     pointers.push_back(reinterpret_cast<CUdeviceptr>(a.debug_record));
     args.push_back(&pointers.back());
 
-    uint64_t total = 1;
-    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    uint64_t total = detail::launch_threads(k, a);
     if (total > 0) {
       // Threads past the total return at once: round up to whole blocks.
       int block = k.workgroup_size > 0 ? k.workgroup_size

@@ -194,8 +194,7 @@ class HipBackend final : public detail::Backend {
     std::vector<void*> params(slots.size());
     for (size_t i = 0; i < slots.size(); ++i) params[i] = &slots[i];
 
-    uint64_t total = 1;
-    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    uint64_t total = detail::launch_threads(k, a);
     if (total > 0) {
       unsigned block =
           k.workgroup_size > 0 ? static_cast<unsigned>(k.workgroup_size) : kDefaultBlock;

@@ -224,8 +224,7 @@ class LevelZeroBackend final : public detail::Backend {
                                       k.name, result_name(r)));
     };
 
-    uint64_t total = 1;
-    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    uint64_t total = detail::launch_threads(k, a);
     if (total > 0) {
       set_all(code.main);
       uint32_t group =

@@ -159,8 +159,7 @@ class MetalBackend final : public detail::Backend {
               int device) override {
     auto& code = static_cast<MetalCode&>(base);
     DeviceState& d = *devices_.at(device);
-    uint64_t total = 1;
-    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    uint64_t total = detail::launch_threads(k, a);
     id<MTLBuffer> out = nil;
     {
       std::lock_guard lock(d.mutex);

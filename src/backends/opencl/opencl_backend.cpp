@@ -287,8 +287,7 @@ class OpenClBackend final : public detail::Backend {
       set(kernel, sizeof(cl_mem), a.debug_record ? &record : nullptr);
     };
 
-    uint64_t total = 1;
-    for (int64_t c : a.count) total *= static_cast<uint64_t>(std::max<int64_t>(c, 0));
+    uint64_t total = detail::launch_threads(k, a);
     if (total > 0) {
       set_all(code.kernel);
       // Threads past the total return at once: round up to whole groups.

@@ -117,7 +117,9 @@ bool uses_dtype(const ir::Kernel& k, DType t, bool in_print) {
   for (const ir::Local& l : k.locals)
     if (l.type.dtype == t) return true;
   auto f = [t](const ir::Expr& e) { return !e.type.is_void() && e.type.dtype == t; };
-  if (any_expr(k.prelude, f, in_print) || any_expr(k.body, f, in_print)) return true;
+  if (any_expr(k.prelude, f, in_print) || any_expr(k.body, f, in_print) ||
+      any_expr(k.epilogue, f, in_print))
+    return true;
   return k.result && any_expr(*k.result, f);
 }
 
@@ -948,26 +950,58 @@ std::string CFamilyGenerator::body() {
   // One thread per iteration: gid in [0, count0 * count1 * ...), row-major.
   std::string gid = fresh("tack_gid");
   line(1, fmt::format("{} {} = {};", I64, gid, strip_parens(global_index())));
+  if (!k_->reductions.empty()) return reduction_body(gid);
   line(1, fmt::format("if ({} >= {}) return;", gid, join(count_names_, " * ")));
   block(k_->prelude, 1);
+  iteration(gid, 1);
+  return out_;
+}
+
+// The loop variables of iteration `g` (row-major), then the body.
+void CFamilyGenerator::iteration(const std::string& g, int depth) {
+  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64);
   size_t n = k_->dims.size();
   std::vector<std::string> idx(n);
   if (n == 1) {
-    idx[0] = gid;
+    idx[0] = g;
   } else {
     std::string rem = fresh("tack_rem");
-    line(1, fmt::format("{} {} = {};", I64, rem, gid));
+    line(depth, fmt::format("{} {} = {};", I64, rem, g));
     for (size_t d = n; d-- > 1;) {
       idx[d] = fresh(fmt::format("tack_idx{}", d));
-      line(1, fmt::format("{} {} = {} % {};", I64, idx[d], rem, count_names_[d]));
-      line(1, fmt::format("{} = {} / {};", rem, rem, count_names_[d]));
+      line(depth, fmt::format("{} {} = {} % {};", I64, idx[d], rem, count_names_[d]));
+      line(depth, fmt::format("{} = {} / {};", rem, rem, count_names_[d]));
     }
     idx[0] = rem;
   }
   for (size_t d = 0; d < n; ++d)
-    line(1, fmt::format("{} = ({})(({}){} + ({}){} * ({}){});", local_names_[k_->dims[d].var], I64,
-                        U64, start_names_[d], U64, idx[d], U64, step_names_[d]));
-  block(k_->body, 1);
+    line(depth, fmt::format("{} = ({})(({}){} + ({}){} * ({}){});", local_names_[k_->dims[d].var],
+                            I64, U64, start_names_[d], U64, idx[d], U64, step_names_[d]));
+  block(k_->body, depth);
+}
+
+// A kernel with reductions: thread `gid` is lane gid % 16 of block gid / 16 in the order of
+// ir::Reduction. It runs that lane's iterations in turn, updating its copies of the reduced
+// locals, and stores them to the partials; the result entry's epilogue combines them.
+std::string CFamilyGenerator::reduction_body(const std::string& gid) {
+  std::string I64 = type_name(DType::I64);
+  const ir::Reduction& first = k_->reductions.front();
+  line(1, fmt::format("if ({} >= {}) return;", gid, extent_names_[first.partials][0]));
+  block(k_->prelude, 1);
+  std::string total = fresh("tack_total"), m = fresh("tack_m"), g = fresh("tack_g");
+  line(1, fmt::format("{} {} = {};", I64, total, join(count_names_, " * ")));
+  for (const ir::Reduction& r : k_->reductions)
+    line(1, fmt::format("{} = {};", local_names_[r.acc], strip_parens(expr(*r.identity))));
+  line(1, fmt::format("for ({} {} = 0; {} < {}; ++{}) {{", I64, m, m,
+                      ir::kReductionBlock / ir::kReductionLanes, m));
+  line(2, fmt::format("{} {} = {} / {} * {} + {} % {} + {} * {};", I64, g, gid, ir::kReductionLanes,
+                      ir::kReductionBlock, gid, ir::kReductionLanes, m, ir::kReductionLanes));
+  line(2, fmt::format("if ({} >= {}) break;", g, total));
+  iteration(g, 2);
+  line(1, "}");
+  for (const ir::Reduction& r : k_->reductions)
+    line(1, fmt::format("{}[{}] = ({}){};", param_names_[r.partials], gid,
+                        mem_type(k_->locals[r.acc].type.dtype), local_names_[r.acc]));
   return out_;
 }
 
@@ -976,6 +1010,7 @@ std::string CFamilyGenerator::result_body() {
   declare_storage();
   line(1, fmt::format("if ({} != 0) return;", strip_parens(global_index())));
   block(k_->prelude, 1);
+  block(k_->epilogue, 1);
   std::string v = expr(*k_->result);
   DType t = k_->result->type.dtype;
   if (t == DType::Bool) v = fmt::format("(({})({}))", mem_type(t), v);

@@ -39,7 +39,13 @@
 // Kernels that return a value (`return expr` after the loop) get a second entry named
 // `<entry>_result` with the same parameters followed by one more: a global pointer to the
 // result's memory type (a bool is a byte). Launch it with one thread after the main entry has
-// finished: it recomputes the prelude and stores the result expression at element 0.
+// finished: it recomputes the prelude, runs the epilogue and stores the result expression at
+// element 0.
+//
+// Kernels with reductions (ir::Reduction) run one thread per lane of every block instead of one
+// per iteration: launch reduction_partials(iterations) threads (detail::launch_threads); thread
+// t runs lane t % 16 of block t / 16 and stores its values to the partials, which the result
+// entry's epilogue combines.
 #pragma once
 
 #include <cstdint>
@@ -199,6 +205,8 @@ class CFamilyGenerator {
   void declare_storage();
   std::string body();
   std::string result_body();
+  void iteration(const std::string& g, int depth);
+  std::string reduction_body(const std::string& gid);
   void reset_entry();
 
   const ir::Kernel* k_ = nullptr;

@@ -3,8 +3,11 @@
 //
 //   void <prefix>_chunk(const uint64_t* slots, int64_t begin, int64_t end)
 //       runs iterations [begin, end) of the outermost loop dimension, all of the inner ones;
+//       in a kernel with reductions (ir::Reduction), blocks [begin, end) of
+//       ir::kReductionBlock iterations, storing each block's lane values to the partials;
 //   void <prefix>_result(const uint64_t* slots, void* out)
-//       computes the kernel's `return` value (kernels that have one).
+//       computes the kernel's `return` value (kernels that have one), after the chunks: the
+//       prelude, the epilogue (which combines the reductions' partials), the result.
 //
 // Slots are 8 bytes each: an array is its data pointer followed by one extent per dimension;
 // a scalar is its value in the slot's low bytes; each loop dimension is (start, step, count);

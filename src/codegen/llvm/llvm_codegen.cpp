@@ -143,8 +143,153 @@ class Generator {
     fn_->addParamAttr(0, llvm::Attribute::ReadOnly);
     load_arguments(slots);
     block(k_.prelude);
-    emit_loop(0, begin, end);
+    if (k_.reductions.empty())
+      emit_loop(0, begin, end);
+    else
+      emit_reduction_blocks(begin, end);
     b_.CreateRetVoid();
+  }
+
+  // ---- reductions (the order of ir::Reduction) ----
+  // A counted loop idx in [from, to) whose body `emit` writes; returns after the loop.
+  template <typename F>
+  void counted_loop(Value* from, Value* to, const char* name, const F& emit) {
+    BasicBlock* pre = b_.GetInsertBlock();
+    BasicBlock* head = BasicBlock::Create(ctx_, fmt::format("{}.head", name), fn_);
+    BasicBlock* body = BasicBlock::Create(ctx_, fmt::format("{}.body", name), fn_);
+    BasicBlock* exit = BasicBlock::Create(ctx_, fmt::format("{}.exit", name), fn_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    auto* idx = b_.CreatePHI(b_.getInt64Ty(), 2, name);
+    idx->addIncoming(from, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(idx, to), body, exit);
+    b_.SetInsertPoint(body);
+    emit(idx);
+    idx->addIncoming(b_.CreateAdd(idx, b_.getInt64(1), "", true, true), b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(exit);
+  }
+
+  // Iteration g (row-major over the dimensions) on lane j: the lane's copies of the reduced
+  // locals go into the locals the body updates, and back.
+  // The indices of iteration g in each dimension, row-major.
+  std::vector<Value*> split(Value* g) {
+    std::vector<Value*> idx(k_.dims.size());
+    Value* rem = g;
+    for (size_t d = k_.dims.size(); d-- > 0;) {
+      Value* count = std::get<2>(loop_values_[d]);
+      idx[d] = d > 0 ? b_.CreateURem(rem, count) : rem;
+      if (d > 0) rem = b_.CreateUDiv(rem, count);
+    }
+    return idx;
+  }
+
+  void set_loop_variables(const std::vector<Value*>& idx) {
+    for (size_t d = 0; d < k_.dims.size(); ++d) {
+      auto [start, step, count] = loop_values_[d];
+      b_.CreateStore(b_.CreateAdd(start, b_.CreateMul(idx[d], step)), locals_[k_.dims[d].var]);
+    }
+  }
+
+  // `row`: the indices of the row's first iteration when the row of 16 iterations lies in one
+  // row of the loop's last dimension, so that iteration row + j only adds j to the last index.
+  void emit_lane_iteration(Value* g, Value* j, const std::vector<llvm::AllocaInst*>& lanes,
+                           const std::vector<Value*>* row = nullptr) {
+    size_t n = k_.dims.size();
+    if (n == 1) {
+      set_loop_variables({g});
+    } else if (!row) {
+      set_loop_variables(split(g));
+    } else {
+      std::vector<Value*> idx = *row;
+      idx[n - 1] = b_.CreateAdd(idx[n - 1], j);
+      set_loop_variables(idx);
+    }
+    for (size_t r = 0; r < lanes.size(); ++r) {
+      llvm::Type* t = type(k_.locals[k_.reductions[r].acc].type);
+      Value* slot = b_.CreateInBoundsGEP(t, lanes[r], j);
+      b_.CreateStore(b_.CreateLoad(t, slot), locals_[k_.reductions[r].acc]);
+    }
+    block(k_.body);
+    for (size_t r = 0; r < lanes.size(); ++r) {
+      llvm::Type* t = type(k_.locals[k_.reductions[r].acc].type);
+      Value* slot = b_.CreateInBoundsGEP(t, lanes[r], j);
+      b_.CreateStore(b_.CreateLoad(t, locals_[k_.reductions[r].acc]), slot);
+    }
+  }
+
+  // A reduction kernel's chunk runs blocks [begin, end) of ir::kReductionBlock iterations: lane
+  // j of a block takes iterations j, j + 16, ... of it. Whole rows of 16 iterations run through
+  // an inner loop of constant trip count over the lanes, which LLVM vectorizes or unrolls into
+  // independent chains; then the lanes' values are stored to the partials.
+  void emit_reduction_blocks(Value* begin, Value* end) {
+    Value* total = b_.getInt64(1);
+    for (const auto& lv : loop_values_) total = b_.CreateMul(total, std::get<2>(lv));
+    std::vector<llvm::AllocaInst*> lanes;
+    {
+      llvm::IRBuilderBase::InsertPointGuard guard(b_);
+      b_.SetInsertPoint(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+      for (const ir::Reduction& r : k_.reductions)
+        lanes.push_back(
+            b_.CreateAlloca(llvm::ArrayType::get(type(k_.locals[r.acc].type), ir::kReductionLanes),
+                            nullptr, k_.locals[r.acc].name));
+    }
+    Value* lanes_n = b_.getInt64(ir::kReductionLanes);
+    counted_loop(begin, end, "block", [&](Value* b) {
+      Value* first = b_.CreateMul(b, b_.getInt64(ir::kReductionBlock));
+      Value* last = b_.CreateAdd(first, b_.getInt64(ir::kReductionBlock));
+      last = b_.CreateSelect(b_.CreateICmpSLT(last, total), last, total);
+      for (size_t r = 0; r < lanes.size(); ++r) {
+        llvm::Type* t = type(k_.locals[k_.reductions[r].acc].type);
+        Value* id = expr(*k_.reductions[r].identity);
+        for (int j = 0; j < ir::kReductionLanes; ++j)
+          b_.CreateStore(id, b_.CreateConstInBoundsGEP1_64(t, lanes[r], j));
+      }
+      // Whole rows, then the last, partial one.
+      Value* rows = b_.CreateUDiv(b_.CreateSub(last, first), lanes_n);
+      counted_loop(b_.getInt64(0), rows, "row", [&](Value* row) {
+        Value* g0 = b_.CreateAdd(first, b_.CreateMul(row, lanes_n));
+        size_t n = k_.dims.size();
+        if (n == 1) {
+          counted_loop(b_.getInt64(0), lanes_n, "lane",
+                       [&](Value* j) { emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes); });
+          return;
+        }
+        // Several dimensions: the divisions once per row, and a lane loop as simple as the
+        // one-dimensional one when the row does not cross into the next row of the loop.
+        std::vector<Value*> row_idx = split(g0);
+        Value* fits = b_.CreateICmpULE(b_.CreateAdd(row_idx[n - 1], lanes_n),
+                                       std::get<2>(loop_values_[n - 1]));
+        BasicBlock* within = BasicBlock::Create(ctx_, "row.within", fn_);
+        BasicBlock* across = BasicBlock::Create(ctx_, "row.across", fn_);
+        BasicBlock* done = BasicBlock::Create(ctx_, "row.done", fn_);
+        b_.CreateCondBr(fits, within, across);
+        b_.SetInsertPoint(within);
+        counted_loop(b_.getInt64(0), lanes_n, "lane", [&](Value* j) {
+          emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes, &row_idx);
+        });
+        b_.CreateBr(done);
+        b_.SetInsertPoint(across);
+        counted_loop(b_.getInt64(0), lanes_n, "lane_across",
+                     [&](Value* j) { emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes); });
+        b_.CreateBr(done);
+        b_.SetInsertPoint(done);
+      });
+      Value* g0 = b_.CreateAdd(first, b_.CreateMul(rows, lanes_n));
+      counted_loop(b_.getInt64(0), b_.CreateSub(last, g0), "tail",
+                   [&](Value* j) { emit_lane_iteration(b_.CreateAdd(g0, j), j, lanes); });
+      for (size_t r = 0; r < lanes.size(); ++r) {
+        const ir::Reduction& red = k_.reductions[r];
+        llvm::Type* t = type(k_.locals[red.acc].type);
+        llvm::Type* mt = mem_type(k_.locals[red.acc].type.dtype);
+        for (int j = 0; j < ir::kReductionLanes; ++j) {
+          Value* v = b_.CreateLoad(t, b_.CreateConstInBoundsGEP1_64(t, lanes[r], j));
+          if (t != mt) v = b_.CreateZExt(v, mt);
+          Value* at = b_.CreateAdd(b_.CreateMul(b, lanes_n), b_.getInt64(j));
+          b_.CreateStore(v, b_.CreateInBoundsGEP(mt, arrays_[red.partials], at));
+        }
+      }
+    });
   }
 
   // A counted loop idx in [from, to): var = start + idx * step.
@@ -182,6 +327,7 @@ class Generator {
     Value* out = &*args;
     load_arguments(slots);
     block(k_.prelude);
+    block(k_.epilogue);
     Value* v = expr(*k_.result);
     if (k_.result->type.is_bool()) v = b_.CreateZExt(v, b_.getInt8Ty());
     b_.CreateStore(v, out);
