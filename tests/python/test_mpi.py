@@ -130,7 +130,10 @@ def test_a_rank_killed_while_compiling_leaves_nothing_that_loads_wrongly(tmp_pat
     deadline = time.monotonic() + 120
     while killed is None and job.poll() is None and time.monotonic() < deadline:
         for pid, lock in lock_holders(cache).items():
-            os.kill(pid, signal.SIGKILL)  # the rank holding this entry's lock: compiling it
+            entry = cache / lock[1:-len(".lock")]
+            if entry.exists():
+                continue  # stored already: the holder is letting go, not compiling
+            os.kill(pid, signal.SIGKILL)  # the rank holding the lock of a missing entry: compiling
             killed = (pid, lock)
             break
         time.sleep(0.001)
@@ -140,10 +143,13 @@ def test_a_rank_killed_while_compiling_leaves_nothing_that_loads_wrongly(tmp_pat
 
     # The next job finds what the killed one left (a lock file, perhaps a temporary file, some
     # whole entries) and still computes every kernel right, compiling each missing one once.
+    left = sorted(os.listdir(cache))
     after = run_worker(tmp_path, subprocess_env, cache, kernels, 8)
     assert all(not r["wrong"] for r in after), after
     compiles = sum(r["compiles"] for r in after)
-    assert compiles <= 10 and compiles + sum(r["disk_hits"] for r in after) == 80, after
+    # At least the killed rank's kernel is compiled again, once.
+    assert 1 <= compiles <= 10, (killed, left, after)
+    assert compiles + sum(r["disk_hits"] for r in after) == 80, after
     assert sum(r["disk_corrupt"] for r in after) == 0
 
 
