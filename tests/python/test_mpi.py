@@ -161,7 +161,8 @@ def test_heat_example_on_four_ranks_equals_the_one_process_numpy_run(subprocess_
 
 def test_heat_example_with_opencl_arrays_staged_through_the_host(subprocess_env, tmp_path):
     if "opencl" not in [d.type for d in tack.devices()]:
-        pytest.skip("no OpenCL device: " + dict((n, r) for n, _, r in tack.backend_status())["opencl"])
+        reasons = {name: why for name, _, why in tack.backend_status()}
+        pytest.skip("no OpenCL device: " + reasons["opencl"])
     env = dict(subprocess_env, TACK_CACHE_DIR=str(private_dir(tmp_path / "cache")))
     out = mpirun(2, [HEAT, "--n", "48", "--steps", "20", "--device", "opencl"], env)
     assert "opencl:0" in out and "staged:" in out and ": OK" in out, out
