@@ -195,13 +195,13 @@ def test_gpu_memory_is_staged_unless_the_mpi_library_says_it_reads_it(monkeypatc
     monkeypatch.delenv("TACK_MPI_GPU_AWARE", raising=False)
     aware, why = tack.mpi.gpu_aware("cuda")
     if MPI.Get_library_version().startswith("Open MPI") and shutil.which("ompi_info"):
-        # The independent answer: what ompi_info says the library was built with (Debian's Open
-        # MPI: without CUDA).
+        # The independent answer: ompi_info's CUDA support setting, which the query reports
+        # (Debian's Open MPI is built without CUDA: false).
         info = subprocess.run(["ompi_info", "--parsable", "--all"], capture_output=True,
                               text=True).stdout
-        built = "mca:mpi:base:param:mpi_built_with_cuda_support:value:true" in info
-        assert aware == built, why
-        if not built:
+        enabled = "mca:opal:base:param:opal_cuda_support:value:true" in info
+        assert aware == enabled, why
+        if not enabled:
             assert "MPIX_Query_cuda_support() = 0" in why, why
     monkeypatch.setenv("TACK_MPI_GPU_AWARE", "1")
     assert tack.mpi.gpu_aware("cuda") == (True, "TACK_MPI_GPU_AWARE=1")
