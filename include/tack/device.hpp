@@ -1,6 +1,7 @@
 // Devices and what their backends can do.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,6 +54,14 @@ class Device {
 // "cpu", "cpu:0", "cuda:1". Throws DeviceError naming what to install when the backend is not
 // available on this machine, and ValueError for a name that is not a backend.
 Device device(const std::string& name);
+// The device of `kind` ("cuda", "cpu", ...) for this process when a launcher started several on
+// the node: device(kind + ":local"), that is index node-local rank modulo the backend's device
+// count (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID or SLURM_LOCALID; 0 when none is set).
+Device local_device(const std::string& kind);
+// This process's node-local rank and the node's process count as the launcher set them; nullopt
+// when none did.
+std::optional<int> local_rank();
+std::optional<int> local_size();
 // Every device of every available backend.
 std::vector<Device> devices();
 void set_default_device(const std::string& name);

@@ -1,5 +1,6 @@
 // The module `tack._tack`: dtypes, devices and backends, process-wide controls, and the mapping of
 // tack::Error's categories to Python exceptions.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -366,6 +367,8 @@ void bind_module(nb::module_& m) {
     return device(nb::cast<std::string>(h));
   });
   m.def("devices", &devices);
+  m.def("local_rank", &local_rank);
+  m.def("local_size", &local_size);
   m.def("set_default_device", [](nb::handle h) {
     auto d = to_device(h);
     if (!d) throw TypeError("set_default_device needs a device or a name such as 'cpu'");

@@ -62,10 +62,19 @@ from ._kernel import Func, Kernel, constant, func, inspect, kernel  # noqa: E402
 from ._builtins import *  # noqa: E402,F401,F403
 from ._builtins import __all__ as _builtin_names  # noqa: E402
 from ._builtins import abs, all, any, max, min, pow, round  # noqa: E402,F401
-from . import math, random  # noqa: E402,F401
+from . import math, mpi, random  # noqa: E402,F401
 from ._texture import Texture, texture2d, texture3d  # noqa: E402,F401
 
 __version__ = _tack.version()
+
+
+def local_device(kind=None):
+    """The device of backend `kind` (default: the default device's) for this process when a launcher
+    (mpirun, mpiexec, srun) started several on the node: ``tack.device(kind + ":local")``, the
+    node-local rank modulo the backend's device count (docs/mpi.md)."""
+    if kind is None:
+        kind = get_default_device().type
+    return device(f"{kind}:local")
 
 
 def is_debug():
@@ -78,7 +87,7 @@ __all__ = [
     "Kernel", "arange", "array_from_ptr", "asarray", "backend_status", "cache_dir",
     "cache_disabled_reason", "cache_enabled", "cache_stats", "clear_cache", "constant", "copyto", "device", "devices",
     "dtype", "empty", "empty_like", "from_dlpack", "full", "full_like", "func",
-    "get_default_device", "is_debug", "kernel", "memory_space", "ones", "ones_like",
+    "get_default_device", "is_debug", "kernel", "local_device", "memory_space", "ones", "ones_like",
     "set_debug", "set_default_device", "sync", "zeros", "zeros_like", "Texture", "texture2d",
     "texture3d",
     "bool_", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64",

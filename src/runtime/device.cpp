@@ -11,6 +11,7 @@
 #include "backends/metal/metal_backend.hpp"
 #endif
 #include "runtime/backend.hpp"
+#include "runtime/node_local.hpp"
 #include "runtime/queue.hpp"
 #include "tack/error.hpp"
 
@@ -93,6 +94,21 @@ std::string unavailable_reason(const std::string& name) {
       name);
 }
 
+// The index after "backend:" in a device name.
+int parse_device_index(const std::string& spec, size_t colon) {
+  try {
+    size_t used = 0;
+    const int index = std::stoi(spec.substr(colon + 1), &used);
+    if (used != spec.size() - colon - 1 || index < 0) throw std::invalid_argument(spec);
+    return index;
+  } catch (const std::logic_error&) {
+    throw ValueError(
+        fmt::format("'{}' is not a device: write a backend name with an optional index or "
+                    "'local', e.g. 'cpu', 'cuda:1' or 'cuda:local'",
+                    spec));
+  }
+}
+
 }  // namespace
 
 Buffer::~Buffer() {
@@ -132,18 +148,11 @@ const BackendInfo& Device::backend() const {
 Device device(const std::string& spec) {
   std::string name = spec;
   int index = 0;
+  bool local = false;
   if (auto colon = spec.find(':'); colon != std::string::npos) {
     name = spec.substr(0, colon);
-    try {
-      size_t used = 0;
-      index = std::stoi(spec.substr(colon + 1), &used);
-      if (used != spec.size() - colon - 1 || index < 0) throw std::invalid_argument(spec);
-    } catch (const std::logic_error&) {
-      throw ValueError(
-          fmt::format("'{}' is not a device: write a backend name with an optional "
-                      "index, e.g. 'cpu' or 'cuda:1'",
-                      spec));
-    }
+    local = spec.compare(colon + 1, std::string::npos, "local") == 0;
+    if (!local) index = detail::parse_device_index(spec, colon);
   }
   bool known = false;
   for (const char* k : detail::kKnownBackends) known |= name == k;
@@ -154,10 +163,26 @@ Device device(const std::string& spec) {
                     name));
   detail::Backend* b = detail::find_backend(name);
   if (!b) throw DeviceError(detail::unavailable_reason(name));
+  // One device per process of the node: the node-local rank, round robin when a node runs more
+  // processes than it has devices; 0 for a process no launcher started.
+  if (local && b->device_count() > 0)
+    index = detail::node_local_rank().value_or(0) % b->device_count();
   if (index >= b->device_count())
     throw DeviceError(fmt::format("there is no device {}: the {} backend has {} device{}", spec,
                                   name, b->device_count(), b->device_count() == 1 ? "" : "s"));
   return b->device(index);
+}
+
+Device local_device(const std::string& kind) {
+  return device(kind + ":local");
+}
+
+std::optional<int> local_rank() {
+  return detail::node_local_rank();
+}
+
+std::optional<int> local_size() {
+  return detail::node_local_size();
 }
 
 std::vector<Device> devices() {

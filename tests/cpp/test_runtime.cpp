@@ -2,10 +2,16 @@
 // devices, argument handling, debug mode.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "reference.hpp"
 #include "test_support.hpp"
@@ -162,6 +168,41 @@ TEST(Devices, RegistryDefaultsAndMissingBackends) {
     EXPECT_NE(std::string(e.what()).find("Metal"), std::string::npos);
   }
   EXPECT_EQ(memory_space(arange(4).data()), "cpu");
+}
+
+TEST(Devices, LocalDeviceFollowsTheNodeLocalRank) {
+  const char* names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID",
+                         "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"};
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+  for (const char* n : names) {
+    const char* v = std::getenv(n);
+    saved.emplace_back(n, v ? std::optional<std::string>(v) : std::nullopt);
+    unsetenv(n);
+  }
+  EXPECT_EQ(local_rank(), std::nullopt);  // no launcher: device index 0
+  EXPECT_EQ(local_device("cpu"), device("cpu:0"));
+  setenv("SLURM_LOCALID", "5", 1);
+  setenv("MPI_LOCALRANKID", "2", 1);
+  EXPECT_EQ(local_rank(), 2);  // MPICH's before Slurm's (mpiexec inside an allocation)
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "7", 1);
+  setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "8", 1);
+  EXPECT_EQ(local_rank(), 7);
+  EXPECT_EQ(local_size(), 8);
+  // Round robin over the backend's devices: the CPU backend has one.
+  EXPECT_EQ(device("cpu:local"), device("cpu:0"));
+  int opencl_devices = 0;
+  for (const Device& e : devices()) opencl_devices += e.type() == "opencl";
+  if (opencl_devices > 0) EXPECT_EQ(local_device("opencl").index(), 7 % opencl_devices);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "-1", 1);  // malformed: the next launcher's variable
+  EXPECT_EQ(local_rank(), 2);
+  EXPECT_THROW(device("cpu:locale"), ValueError);
+  EXPECT_THROW(device("tpu:local"), ValueError);
+  for (const auto& [n, v] : saved) {
+    if (v)
+      setenv(n.c_str(), v->c_str(), 1);
+    else
+      unsetenv(n.c_str());
+  }
 }
 
 TEST(DebugMode, OutOfBoundsIsReportedAndNotPerformed) {

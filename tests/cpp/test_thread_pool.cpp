@@ -180,6 +180,10 @@ TEST(ThreadPoolTest, ThreadCountForAnEnvironmentValue) {
 TEST(ThreadPoolTest, DefaultThreadCountReadsTheEnvironment) {
   const int cores = physical_core_count();
   EXPECT_GE(cores, 1);
+  // As a process no launcher started, even when the tests run under one.
+  ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_SIZE", nullptr);
+  ScopedEnv mpich("MPI_LOCALNRANKS", nullptr);
+  ScopedEnv slurm("SLURM_NTASKS_PER_NODE", nullptr);
   {
     ScopedEnv env("TACK_CPU_THREADS", "3");
     EXPECT_EQ(default_thread_count(), 3);
@@ -199,6 +203,40 @@ TEST(ThreadPoolTest, DefaultThreadCountReadsTheEnvironment) {
     if (first != std::string::npos) {
       EXPECT_EQ(out.find("TACK_CPU_THREADS", first + 1), std::string::npos) << out;
     }
+  }
+}
+
+TEST(ThreadPoolTest, EachProcessALauncherStartedGetsItsShareOfTheCores) {
+  EXPECT_EQ(share_of_cores(16, std::nullopt), 16);
+  EXPECT_EQ(share_of_cores(16, 1), 16);
+  EXPECT_EQ(share_of_cores(16, 4), 4);
+  EXPECT_EQ(share_of_cores(16, 3), 5);
+  EXPECT_EQ(share_of_cores(2, 8), 1);  // oversubscribed: one thread each, never zero
+}
+
+TEST(ThreadPoolTest, DefaultThreadCountDividesTheCoresAmongTheNodesRanks) {
+  const int cores = physical_core_count();
+  ScopedEnv threads("TACK_CPU_THREADS", nullptr);
+  ScopedEnv mpich("MPI_LOCALNRANKS", nullptr);
+  ScopedEnv slurm("SLURM_NTASKS_PER_NODE", nullptr);
+  {
+    ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_SIZE", "8");
+    EXPECT_EQ(default_thread_count(), std::max(1, cores / 8));
+  }
+  {
+    ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_SIZE", nullptr);
+    ScopedEnv hydra("MPI_LOCALNRANKS", "2");
+    EXPECT_EQ(default_thread_count(), std::max(1, cores / 2));
+  }
+  {
+    ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_SIZE", "not a number");  // ignored
+    EXPECT_EQ(default_thread_count(), cores);
+  }
+  {
+    // TACK_CPU_THREADS says otherwise.
+    ScopedEnv ompi("OMPI_COMM_WORLD_LOCAL_SIZE", "8");
+    ScopedEnv set("TACK_CPU_THREADS", "3");
+    EXPECT_EQ(default_thread_count(), 3);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "backends/cpu/thread_pool.hpp"
 
+#include "runtime/node_local.hpp"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -137,15 +139,20 @@ int thread_count_for(const char* env_value, int cores, std::string* warning) {
   if (auto parsed = parse_thread_count(env_value)) return *parsed;
   *warning = fmt::format(
       "tack: ignoring TACK_CPU_THREADS='{}': expected a whole number from 1 to {}; using {} "
-      "threads (one per physical core)",
+      "threads (one per physical core, shared among the processes a launcher started on the node)",
       env_value, kMaxThreads, cores);
   return cores;
 }
 
+int share_of_cores(int cores, std::optional<int> processes_on_node) {
+  if (!processes_on_node || *processes_on_node <= 1) return cores;
+  return std::max(1, cores / *processes_on_node);
+}
+
 int default_thread_count() {
   std::string warning;
-  const int count =
-      thread_count_for(std::getenv("TACK_CPU_THREADS"), physical_core_count(), &warning);
+  const int cores = share_of_cores(physical_core_count(), detail::node_local_size());
+  const int count = thread_count_for(std::getenv("TACK_CPU_THREADS"), cores, &warning);
   static std::atomic<bool> warned{false};
   if (!warning.empty() && !warned.exchange(true)) fmt::print(stderr, "{}\n", warning);
   return count;

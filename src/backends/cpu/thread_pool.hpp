@@ -35,8 +35,14 @@ std::optional<int> parse_thread_count(std::string_view text);
 // otherwise clears *warning.
 int thread_count_for(const char* env_value, int cores, std::string* warning);
 
-// TACK_CPU_THREADS when set and valid, else physical_core_count(). An invalid value is ignored with
-// one warning on stderr per process.
+// This process's share of `cores` when a launcher (mpirun, srun) started `processes_on_node`
+// processes on the node: cores divided among them, at least 1, so that N ranks do not each start
+// a worker per core. All of `cores` when there is no launcher.
+int share_of_cores(int cores, std::optional<int> processes_on_node);
+
+// TACK_CPU_THREADS when set and valid, else share_of_cores(physical_core_count(), the node-local
+// process count of OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or SLURM_NTASKS_PER_NODE). An
+// invalid value is ignored with one warning on stderr per process.
 int default_thread_count();
 
 // A fixed set of worker threads that run parallel loops with the calling thread as one of them.
