@@ -22,6 +22,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/compile_once.hpp"
 #include "runtime/queue.hpp"
+#include "runtime/source_id.hpp"
 #include "runtime/stats.hpp"
 #include "sema/specialize.hpp"
 #include "tack/runtime.hpp"
@@ -160,12 +161,13 @@ std::string hex64(uint64_t h) {
 
 }  // namespace
 
-// Everything that changes the artifact: Tack's version, the backend and its target (architecture,
-// compiler and driver versions), the compile options, and the canonical IR after specialization.
+// Everything that changes the artifact: Tack's version and sources (the generators that made it),
+// the backend and its target (architecture, compiler and driver versions), the compile options,
+// and the canonical IR after specialization.
 std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
                               const std::string& target, int no_alias) {
-  return fmt::format("tack {}\nbackend {}\ntarget {}\noptions no_alias={} debug={}\n{}", version(),
-                     backend, target, no_alias, k.debug ? 1 : 0,
+  return fmt::format("tack {} sources {}\nbackend {}\ntarget {}\noptions no_alias={} debug={}\n{}",
+                     version(), detail::source_id(), backend, target, no_alias, k.debug ? 1 : 0,
                      ir::print(k, {.locations = k.debug}));
 }
 

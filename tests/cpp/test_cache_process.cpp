@@ -25,6 +25,8 @@
 
 #include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/source_id.hpp"
+#include "sema/specialize.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -43,6 +45,20 @@ const DType kVariantDTypes[] = {DType::F32, DType::F64, DType::I32, DType::I64};
 
 // Run in a child process (see run_child): calls the kernel, checks the answer, and writes this
 // process's cache counters to the file named by TACK_TEST_CHILD_OUT.
+// The key names the hash of the compiler's sources, so that a build of other sources (a changed
+// generator at the same version) misses instead of loading code it did not generate.
+TEST(CacheKey, NamesTheCompilersSources) {
+  const std::string id = detail::source_id();
+  EXPECT_EQ(id.size(), 32u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  auto m = test::resolve(
+      "import tack\n@tack.kernel\ndef add(x, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = x[i] + 1.0\n");
+  ir::Kernel k = sema::specialize(*m, "add", sema::parse_arg_types("f32[],f32[]"), {"CPU", false});
+  const std::string key = detail::variant_cache_key(k, "cpu", "x86_64", 0);
+  EXPECT_EQ(key.rfind(fmt::format("tack {} sources {}\n", version(), id), 0), 0u) << key;
+}
+
 TEST(CacheChild, RunKernel) {
   const char* out = std::getenv("TACK_TEST_CHILD_OUT");
   if (!out) GTEST_SKIP() << "runs only as a child of the CacheProcess tests";
