@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/builder.hpp"
+#include "ir/passes.hpp"
 #include "ir/verifier.hpp"
 
 namespace tack::ir {
@@ -41,6 +42,30 @@ void count_assignments(const Block& b, std::vector<int>& count) {
     count_assignments(s->body, count);
     count_assignments(s->orelse, count);
   }
+}
+
+// Operations on constants folded, so that a launch evaluates most offsets and coefficients
+// without walking an expression.
+ExprPtr folded(ExprPtr e) {
+  for (const auto& o : e->operands)
+    if (!is_const(*o) || !o->type.is_int()) return e;
+  if (!e->type.is_int() || e->operands.empty()) return e;
+  const auto& ops = e->operands;
+  if (e->op == Op::Cast) return make_int(e->type, ops[0]->int_bits, e->loc);
+  if (e->op == Op::Neg) return make_int(e->type, 0 - ops[0]->int_bits, e->loc);
+  if (ops.size() == 2)
+    if (auto v = fold_int_binary(e->op, e->type.dtype, ops[0]->int_bits, ops[1]->int_bits))
+      return make_int(e->type, *v, e->loc);
+  return e;
+}
+
+ExprPtr negated(ExprPtr e) {
+  SourceLoc loc = e->loc;
+  return folded(make_unary(Op::Neg, std::move(e), loc));
+}
+
+ExprPtr cast_to(ExprPtr e, Type t) {
+  return folded(make_cast(std::move(e), t));
 }
 
 class Prover {
@@ -86,7 +111,7 @@ class Prover {
   ExprPtr host_clone(const Expr& e) const {
     if (e.op == Op::Local) {
       auto it = host_locals_.find(e.index);
-      return it == host_locals_.end() ? nullptr : make_cast(it->second->clone(), e.type);
+      return it == host_locals_.end() ? nullptr : cast_to(it->second->clone(), e.type);
     }
     if (e.op == Op::Load || e.op == Op::Atomic || e.op == Op::Call) return nullptr;
     auto out = std::make_unique<Expr>(e.op, e.type, e.loc);
@@ -98,11 +123,11 @@ class Prover {
       if (!c) return nullptr;
       out->operands.push_back(std::move(c));
     }
-    return is_host_expr(*out) ? std::move(out) : nullptr;
+    return is_host_expr(*out) ? folded(std::move(out)) : nullptr;
   }
 
   static ExprPtr combine(Op op, const ExprPtr& a, const ExprPtr& b) {
-    return make_binary(op, a->clone(), b->clone(), a->loc);
+    return folded(make_binary(op, a->clone(), b->clone(), a->loc));
   }
 
   // `e` as offset + sum(coef * var), or nothing when it is not affine in known variables.
@@ -126,8 +151,7 @@ class Prover {
         if (!b) return std::nullopt;
         a->value.offset = combine(e.op, a->value.offset, b->value.offset);
         for (auto& t : b->value.terms) {
-          ExprPtr coef =
-              e.op == Op::Sub ? make_unary(Op::Neg, std::move(t.coef), e.loc) : std::move(t.coef);
+          ExprPtr coef = e.op == Op::Sub ? negated(std::move(t.coef)) : std::move(t.coef);
           add_term(a->value, t.var, std::move(coef));
         }
         for (auto& f : b->fits) a->fits.push_back(std::move(f));
@@ -147,8 +171,8 @@ class Prover {
       case Op::Neg: {
         auto a = affine(*e.operands[0]);
         if (!a) return std::nullopt;
-        a->value.offset = make_unary(Op::Neg, std::move(a->value.offset), e.loc);
-        for (auto& t : a->value.terms) t.coef = make_unary(Op::Neg, std::move(t.coef), e.loc);
+        a->value.offset = negated(std::move(a->value.offset));
+        for (auto& t : a->value.terms) t.coef = negated(std::move(t.coef));
         return a;
       }
       case Op::Cast: {
@@ -159,8 +183,8 @@ class Prover {
         // affine form does; widening is exact only where the narrower value did not wrap.
         if (dtype_bits(e.type.dtype) > dtype_bits(src.type.dtype))
           a->fits.push_back({a->value.clone(), src.type.dtype});
-        a->value.offset = make_cast(std::move(a->value.offset), e.type);
-        for (auto& t : a->value.terms) t.coef = make_cast(std::move(t.coef), e.type);
+        a->value.offset = cast_to(std::move(a->value.offset), e.type);
+        for (auto& t : a->value.terms) t.coef = cast_to(std::move(t.coef), e.type);
         return a;
       }
       default:
@@ -172,7 +196,7 @@ class Prover {
     for (auto& t : l.terms)
       if (t.var == var) {
         SourceLoc loc = t.coef->loc;
-        t.coef = make_binary(Op::Add, std::move(t.coef), std::move(coef), loc);
+        t.coef = folded(make_binary(Op::Add, std::move(t.coef), std::move(coef), loc));
         return;
       }
     l.terms.push_back({var, std::move(coef)});

@@ -37,8 +37,8 @@ struct ModuleState {
 // assumption (each compiled when first needed).
 struct Variant {
   ir::Kernel ir;
-  ir::IndexProof index_proof;  // the accesses each launch checks (launch_bounds.hpp)
-  std::string target;          // Backend::cache_target, part of the cache key
+  IndexRangeCheck index_check;  // the accesses each launch checks (launch_bounds.hpp)
+  std::string target;           // Backend::cache_target, part of the cache key
   Backend* backend = nullptr;
   int device = 0;
   int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
@@ -195,7 +195,7 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
     ir::insert_bounds_checks(v->ir);
     ir::verify(v->ir, "bounds checks");
   }
-  v->index_proof = ir::prove_index_ranges(v->ir);
+  v->index_check = IndexRangeCheck(ir::prove_index_ranges(v->ir));
   v->backend = backend;
   v->device = c.device.index();
   v->column_offset = ks.module->source().column_offset();
@@ -566,7 +566,7 @@ Scalar Kernel::call(std::span<const Arg> args) const {
 
   detail::check_workgroup_launch(k, launch.count, v.backend->info().max_workgroup_size);
   // Debug mode checks every access as it runs instead, and reports the first index itself.
-  if (!k.debug) detail::check_index_ranges(k, v.index_proof, values, launch, v.column_offset);
+  if (!k.debug) v.index_check.run(k, values, launch, v.column_offset);
 
   // The no-alias variant may run when no written array overlaps another array argument.
   int no_alias = 1;
