@@ -35,6 +35,17 @@ bool may_break(const Block& b) {
   return false;
 }
 
+// Index expressions are small; a deeper one (a generated or adversarial kernel) is left
+// unchecked rather than analysed in time quadratic in its depth, or with deep recursion.
+constexpr int kMaxDepth = 32;
+
+bool shallow(const Expr& e, int depth = 0) {
+  if (depth > kMaxDepth) return false;
+  for (const auto& o : e.operands)
+    if (!shallow(*o, depth + 1)) return false;
+  return true;
+}
+
 void count_assignments(const Block& b, std::vector<int>& count) {
   for (const auto& s : b) {
     if ((s->kind == Stmt::Kind::Assign || s->kind == Stmt::Kind::For) && s->index >= 0)
@@ -77,7 +88,7 @@ class Prover {
     count_assignments(k_.body, assignments_);
     // Locals the prelude binds once to a host value are that value wherever they are read.
     for (const auto& s : k_.prelude)
-      if (s->kind == Stmt::Kind::Assign && assigned_once(s->index))
+      if (s->kind == Stmt::Kind::Assign && assigned_once(s->index) && shallow(*s->value))
         if (ExprPtr h = host_clone(*s->value)) host_locals_[s->index] = std::move(h);
     for (size_t d = 0; d < k_.dims.size(); ++d) {
       int var = k_.dims[d].var;
@@ -212,7 +223,7 @@ class Prover {
     access.is_store = is_store;
     access.guards = guards_;
     for (size_t d = 0; d < rank; ++d)
-      if (auto a = affine(*indices[d])) {
+      if (auto a = shallow(*indices[d]) ? affine(*indices[d]) : std::nullopt) {
         access.dims.push_back(static_cast<int>(d));
         access.indices.push_back(std::move(*a));
       }
@@ -242,7 +253,7 @@ class Prover {
         case Stmt::Kind::Assign:
           expr(*s->value, ok);
           if (assigned_once(s->index))
-            if (auto a = affine(*s->value))
+            if (auto a = shallow(*s->value) ? affine(*s->value) : std::nullopt)
               known_[s->index] = Known{-1, std::make_shared<const AffineIndex>(std::move(*a))};
           break;
         case Stmt::Kind::Store:
@@ -289,9 +300,10 @@ class Prover {
     RangedVar r;
     r.local = s.index;
     r.type = k_.locals[static_cast<size_t>(s.index)].type.dtype;
-    r.start = host_clone(*s.start);
-    r.stop = host_clone(*s.stop);
-    r.step = host_clone(*s.step);
+    auto host = [&](const Expr& e) { return shallow(e) ? host_clone(e) : nullptr; };
+    r.start = host(*s.start);
+    r.stop = host(*s.stop);
+    r.step = host(*s.step);
     // A loop that may break stops at a point the host cannot know.
     bool ranged = ok && assigned_once(s.index) && is_signed(r.type) && r.start && r.stop &&
                   r.step && !may_break(s.body);

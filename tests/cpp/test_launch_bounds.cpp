@@ -229,5 +229,18 @@ TEST(IndexRanges, RecordsAffineUnconditionalAccessesOnly) {
   EXPECT_TRUE(p.accesses[1].is_store);
 }
 
+// A very deep index (generated code, a fuzzer) is left unchecked rather than analysed at length.
+TEST(IndexRanges, DeepIndicesAreLeftUnchecked) {
+  std::string sum = "i";
+  for (int t = 0; t < 200; ++t) sum += " + 1";
+  ir::Kernel k = test::specialize(
+      "import tack\n@tack.kernel\ndef k(x, out):\n    for i in range(4):\n        out[i] = x[" +
+          sum + "]\n",
+      "f32[],f32[]");
+  ir::IndexProof p = ir::prove_index_ranges(k);
+  ASSERT_EQ(p.accesses.size(), 1u);  // out[i] only
+  EXPECT_EQ(k.params[p.accesses[0].array].name, "out");
+}
+
 }  // namespace
 }  // namespace tack
