@@ -143,6 +143,17 @@ TEST_P(LaunchBounds, InnerLoopsWithHostBounds) {
   EXPECT_TRUE(contains(w, "load from 'x' at indices 0 to 10")) << w;
   // No taps: the inner loop never runs, nor does its access.
   EXPECT_EQ(refusal([&] { k(x, out, 0); }), "");
+  // A reversed inner loop, and a negative coefficient: out[n - 1 - i] reverses.
+  Kernel rev = kernel(
+      "    for i in range(n):\n"
+      "        for t in range(m - 1, -1, -1):\n"
+      "            out[n - 1 - i] = x[t]\n",
+      "x, out, n, m");
+  EXPECT_EQ(refusal([&] { rev(x, out, 8, 10); }), "");
+  w = refusal([&] { rev(x, out, 8, 11); });
+  EXPECT_TRUE(contains(w, "load from 'x' at indices 0 to 10")) << w;
+  w = refusal([&] { rev(x, out, 9, 10); });
+  EXPECT_TRUE(contains(w, "store to 'out' at indices 0 to 8")) << w;
 }
 
 TEST_P(LaunchBounds, LocalsAssignedOnceAreFollowed) {
