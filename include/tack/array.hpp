@@ -28,6 +28,7 @@ class Array {
   DType dtype() const { return dtype_; }
   int64_t size() const;  // number of elements
   int ndim() const { return static_cast<int>(shape_.size()); }
+  // Never wraps: an array whose byte count would not fit in int64_t cannot be made (ValueError).
   int64_t nbytes() const { return size() * dtype_size(dtype_); }
   Device device() const;
   bool writable() const;
@@ -86,6 +87,7 @@ class Array {
 
   std::shared_ptr<detail::Buffer> buffer_;
   int64_t offset_ = 0;
+  int64_t size_ = 1;  // the element count, checked when the array is made
   Shape shape_;
   DType dtype_ = DType::F32;
 };

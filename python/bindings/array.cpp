@@ -115,6 +115,9 @@ nb::object to_numpy(const Array& a) {
 
 bool c_contiguous(size_t ndim, const int64_t* shape, const int64_t* strides) {
   if (!strides) return true;
+  // An array without elements is contiguous whatever its strides say (NumPy gives (0,)).
+  for (size_t i = 0; i < ndim; ++i)
+    if (shape[i] == 0) return true;
   int64_t expected = 1;
   for (size_t i = ndim; i-- > 0;) {
     if (shape[i] != 1 && strides[i] != expected) return false;
@@ -205,22 +208,30 @@ Selection select(const Array& a, nb::handle key) {
   }
   if (key.ptr() == Py_Ellipsis) return {a, false};
   std::vector<int64_t> index;
+  std::vector<nb::handle> keys;
   if (PyTuple_Check(key.ptr())) {
     for (nb::handle k : key) {
       if (PySlice_Check(k.ptr()) || k.ptr() == Py_Ellipsis || k.is_none())
         throw IndexError(
             "a tack array takes an integer per leading dimension or one slice of rows; copy to "
             "NumPy (a.numpy()) for other selections");
-      index.push_back(nb::cast<int64_t>(nb::steal(PyNumber_Index(k.ptr()))));
+      keys.push_back(k);
     }
   } else {
-    PyObject* i = PyNumber_Index(key.ptr());
-    if (!i) {
-      PyErr_Clear();
+    keys.push_back(key);
+  }
+  for (nb::handle k : keys) {
+    bool overflow = false;
+    auto i = index_value(k, &overflow);
+    if (!i)
       throw IndexError("a tack array takes integers and slices of rows as subscripts, not " +
                        nb::cast<std::string>(nb::repr(key)));
-    }
-    index.push_back(nb::cast<int64_t>(nb::steal(i)));
+    size_t d = index.size();
+    if (overflow)
+      throw IndexError("index " + nb::cast<std::string>(nb::repr(k)) +
+                       " is out of bounds for dimension " + std::to_string(d) +
+                       (d < a.shape().size() ? " of size " + std::to_string(a.shape()[d]) : ""));
+    index.push_back(*i);
   }
   if (static_cast<int>(index.size()) > a.ndim())
     throw IndexError("too many indices (" + std::to_string(index.size()) + ") for an array of " +

@@ -35,6 +35,9 @@ nb::object dlpack_capsule(const Array& a);
 
 // A shape from an int or a sequence of ints.
 Shape to_shape(nb::handle h);
+// An integer (anything with __index__) as an int64_t, with `overflow` set where it does not fit;
+// nothing when it is not an integer.
+std::optional<int64_t> index_value(nb::handle i, bool* overflow);
 nb::tuple shape_tuple(const Shape& s);
 
 // A Python number holding the element at `raw` (the host bytes of one element of dtype t).

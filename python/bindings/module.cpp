@@ -47,21 +47,29 @@ void raise_compile_error(const CompileError& e) {
   PyErr_SetObject(g_compile_error, exc.ptr());
 }
 
+// A runtime message in Python's spelling: the C++ API's names (tack::copyto, tack::Array)
+// become the Python package's (tack.copyto, tack.Array).
+std::string python_spelling(std::string m) {
+  for (size_t at = m.find("tack::"); at != std::string::npos; at = m.find("tack::", at))
+    m.replace(at, 6, "tack.");
+  return m;
+}
+
 void translate(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
   } catch (const CompileError& e) {
     raise_compile_error(e);
   } catch (const TypeError& e) {
-    PyErr_SetString(PyExc_TypeError, e.what());
+    PyErr_SetString(PyExc_TypeError, python_spelling(e.what()).c_str());
   } catch (const ValueError& e) {
-    PyErr_SetString(PyExc_ValueError, e.what());
+    PyErr_SetString(PyExc_ValueError, python_spelling(e.what()).c_str());
   } catch (const IndexError& e) {
-    PyErr_SetString(PyExc_IndexError, e.what());
+    PyErr_SetString(PyExc_IndexError, python_spelling(e.what()).c_str());
   } catch (const DeviceError& e) {
-    PyErr_SetString(g_device_error, e.what());
+    PyErr_SetString(g_device_error, python_spelling(e.what()).c_str());
   } catch (const Error& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
+    PyErr_SetString(PyExc_RuntimeError, python_spelling(e.what()).c_str());
   }
 }
 
@@ -167,27 +175,44 @@ std::optional<Device> to_device(nb::handle h) {
                   nb::cast<std::string>(nb::repr(h)));
 }
 
-Shape to_shape(nb::handle h) {
-  Shape s;
-  if (PyLong_Check(h.ptr())) {
-    s.push_back(nb::cast<int64_t>(h));
-    return s;
+std::optional<int64_t> index_value(nb::handle i, bool* overflow) {
+  nb::object index = nb::steal(PyNumber_Index(i.ptr()));
+  if (!index.is_valid()) {
+    PyErr_Clear();
+    return std::nullopt;
   }
-  if (!PySequence_Check(h.ptr()))
-    throw TypeError("a shape is an int or a tuple of ints, not " +
-                    nb::cast<std::string>(nb::repr(h)));
-  for (nb::handle d : h) {
-    int64_t v;
-    if (!nb::try_cast(d, v)) {
-      nb::object index = nb::steal(PyNumber_Index(d.ptr()));
-      if (!index.is_valid()) {
-        PyErr_Clear();
-        throw TypeError("a shape is an int or a tuple of ints, not " +
-                        nb::cast<std::string>(nb::repr(h)));
-      }
-      v = nb::cast<int64_t>(index);
+  int over = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &over);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  *overflow = over != 0;
+  return static_cast<int64_t>(v);
+}
+
+Shape to_shape(nb::handle h) {
+  auto bad = [&] {
+    return TypeError("a shape is an int or a tuple of ints, not " +
+                     nb::cast<std::string>(nb::repr(h)));
+  };
+  std::vector<nb::object> dims;  // owned: a sequence may make its items as it is iterated
+  if (PyLong_Check(h.ptr())) {
+    dims.push_back(nb::borrow(h));
+  } else {
+    if (!PySequence_Check(h.ptr())) throw bad();
+    for (nb::handle d : h) dims.push_back(nb::borrow(d));
+  }
+  Shape s;
+  for (const nb::object& d : dims) {
+    bool overflow = false;
+    auto v = index_value(d, &overflow);
+    if (!v) throw bad();
+    if (overflow) {
+      std::string text = nb::cast<std::string>(nb::repr(h));
+      PyErr_SetString(
+          PyExc_OverflowError,
+          ("the shape " + text + " has a dimension that does not fit in 64 bits").c_str());
+      throw nb::python_error();
     }
-    s.push_back(v);
+    s.push_back(*v);
   }
   return s;
 }

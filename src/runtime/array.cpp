@@ -20,12 +20,18 @@ std::string shape_text(const Shape& s) {
   return out + (s.size() == 1 ? ",)" : ")");
 }
 
-int64_t element_count(const Shape& shape) {
+// The element count of a shape whose elements of `item` bytes all fit in int64_t byte counts
+// (so that nbytes(), offsets and the backends' sizes never wrap).
+int64_t element_count(const Shape& shape, int item = 1) {
   int64_t n = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0) throw ValueError(fmt::format("negative dimension in shape {}", shape_text(shape)));
-    n *= d;
-  }
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) n = -1;
+  if (n < 0 || n > std::numeric_limits<int64_t>::max() / item)
+    throw ValueError(fmt::format(
+        "the shape {} is too large: its size in bytes ({}-byte elements) does not fit in 64 bits",
+        shape_text(shape), item));
   return n;
 }
 
@@ -38,7 +44,7 @@ Array allocate(const Shape& shape, DType dtype, const Device& dev) {
   auto buffer = std::make_shared<detail::Buffer>();
   buffer->backend = dev.impl();
   buffer->device = dev.index();
-  buffer->bytes = static_cast<size_t>(element_count(shape) * dtype_size(dtype));
+  buffer->bytes = static_cast<size_t>(element_count(shape, dtype_size(dtype)) * dtype_size(dtype));
   buffer->ptr = buffer->backend->allocate(buffer->device, buffer->bytes);
   return Array(std::move(buffer), 0, shape, dtype);
 }
@@ -46,10 +52,12 @@ Array allocate(const Shape& shape, DType dtype, const Device& dev) {
 }  // namespace
 
 Array::Array(std::shared_ptr<detail::Buffer> buffer, int64_t offset, Shape shape, DType dtype)
-    : buffer_(std::move(buffer)), offset_(offset), shape_(std::move(shape)), dtype_(dtype) {}
+    : buffer_(std::move(buffer)), offset_(offset), shape_(std::move(shape)), dtype_(dtype) {
+  size_ = element_count(shape_, dtype_size(dtype_));
+}
 
 int64_t Array::size() const {
-  return element_count(shape_);
+  return size_;
 }
 
 Device Array::device() const {
@@ -121,7 +129,11 @@ Array Array::reshape(const Shape& shape) const {
     } else {
       if (s[i] < 0)
         throw ValueError(fmt::format("reshape: negative dimension in {}", shape_text(shape)));
-      known *= s[i];
+      if (__builtin_mul_overflow(known, s[i], &known))
+        throw ValueError(
+            fmt::format("cannot reshape an array of {} elements into {}: that shape "
+                        "has more elements than 64 bits count",
+                        size(), shape_text(shape)));
     }
   }
   if (infer >= 0) {
@@ -265,12 +277,14 @@ Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* d
 
 Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* device,
                      bool writable, std::shared_ptr<const void> owner) {
-  if (!ptr && element_count(shape) > 0) throw ValueError("array_from_ptr: null pointer");
+  if (shape.size() > 8) throw ValueError("arrays have at most 8 dimensions");
+  int64_t count = element_count(shape, dtype_size(dtype));
+  if (!ptr && count > 0) throw ValueError("array_from_ptr: null pointer");
   Device dev = resolve(device);
   auto buffer = std::make_shared<detail::Buffer>();
   buffer->backend = dev.impl();
   buffer->device = dev.index();
-  buffer->bytes = static_cast<size_t>(element_count(shape) * dtype_size(dtype));
+  buffer->bytes = static_cast<size_t>(count * dtype_size(dtype));
   // The backend's address for the memory (the pointer itself on the CPU; see Backend::wrap).
   buffer->ptr = ptr ? buffer->backend->wrap(buffer->device, ptr, buffer->bytes) : nullptr;
   buffer->owned = false;

@@ -85,7 +85,14 @@ Array from_dlpack(DLManagedTensor* tensor) {
     throw TypeError(
         fmt::format("from_dlpack: no Tack dtype has type code {} with {} bits and {} lanes",
                     t.dtype.code, t.dtype.bits, t.dtype.lanes));
+  if (t.ndim < 0 || (t.ndim > 0 && !t.shape))
+    throw TypeError(fmt::format("from_dlpack: a tensor of {} dimensions without a shape", t.ndim));
   Shape shape(t.shape, t.shape + t.ndim);
+  void* data = static_cast<char*>(t.data) + t.byte_offset;
+  Device where =
+      kind == kDLCUDA ? device(fmt::format("cuda:{}", t.device.device_id)) : device("cpu");
+  // Checks the shape (its size must fit in 64 bits) before the strides are compared with it.
+  Array out = array_from_ptr(data, shape, *dt, &where, /*writable=*/true, owner);
   if (t.strides) {
     int64_t expect = 1;
     for (int d = t.ndim - 1; d >= 0; --d) {
@@ -95,10 +102,7 @@ Array from_dlpack(DLManagedTensor* tensor) {
       expect *= shape[d];
     }
   }
-  void* data = static_cast<char*>(t.data) + t.byte_offset;
-  Device where =
-      kind == kDLCUDA ? device(fmt::format("cuda:{}", t.device.device_id)) : device("cpu");
-  return array_from_ptr(data, shape, *dt, &where, /*writable=*/true, owner);
+  return out;
 }
 
 }  // namespace tack

@@ -21,6 +21,7 @@
 #include "lang/resolve.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/compile_once.hpp"
+#include "runtime/launch_bounds.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/source_id.hpp"
 #include "runtime/stats.hpp"
@@ -38,7 +39,8 @@ struct ModuleState {
 // assumption (each compiled when first needed).
 struct Variant {
   ir::Kernel ir;
-  std::string target;  // Backend::cache_target, part of the cache key
+  IndexRangeCheck index_check;  // the accesses each launch checks (launch_bounds.hpp)
+  std::string target;           // Backend::cache_target, part of the cache key
   Backend* backend = nullptr;
   int device = 0;
   int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
@@ -196,6 +198,7 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
     ir::insert_bounds_checks(v->ir);
     ir::verify(v->ir, "bounds checks");
   }
+  v->index_check = IndexRangeCheck(ir::prove_index_ranges(v->ir));
   v->backend = backend;
   v->device = c.device.index();
   v->column_offset = ks.module->source().column_offset();
@@ -543,6 +546,8 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   }
 
   detail::check_workgroup_launch(k, launch.count, v.backend->info().max_workgroup_size);
+  // Debug mode checks every access as it runs instead, and reports the first index itself.
+  if (!k.debug) v.index_check.run(k, values, launch, v.column_offset);
 
   // The no-alias variant may run when no written array overlaps another array argument.
   int no_alias = 1;

@@ -105,6 +105,11 @@ Value Lowerer::call(const ast::Expr& e) {
   if (name == "len") {
     if (e.args.size() != 1) fail(loc, "len() takes one argument", "write len(x) for an array x");
     int a = array_param(*e.args[0]);
+    const ast::Expr& of = *e.args[0];
+    if (a < 0 && of.kind == ast::Expr::Kind::Name && params_.count(of.name) && !is_local(of.name))
+      fail_arg(of.loc, fmt::format("argument '{}' is a scalar but len() of it is taken; len() "
+                                   "takes an array: pass an array",
+                                   of.name));
     if (a < 0) fail(e.args[0]->loc, "len() takes an array argument", "write len(x) for an array x");
     reject_texture(a, e.args[0]->loc);
     return {array_extent(a, 0, loc)};

@@ -534,6 +534,10 @@ Value Lowerer::expr(const ast::Expr& e) {
       if (composites_.count(e.name)) return composite_local(e.name, e.loc);
       if (auto it = params_.find(e.name); it != params_.end()) {
         const ir::Param& p = k_.params[it->second];
+        if (p.type.is_array() && !p.is_local_array())  // the call passed an array
+          fail_arg(e.loc, fmt::format("argument '{}' is an array but is used as a scalar value; "
+                                      "pass a number, or index it ({}[i])",
+                                      e.name, e.name));
         if (p.type.is_array())
           fail(e.loc, fmt::format("array '{}' is used as a value", e.name),
                fmt::format("index it, e.g. {}[i], or read its size with {}.shape[0]", e.name,
@@ -607,6 +611,11 @@ Value Lowerer::expr(const ast::Expr& e) {
       // x.shape[k]
       if (e.operand->kind == K::Attribute && e.operand->name == "shape") {
         int a = array_param(*e.operand->operand);
+        const ast::Expr& of = *e.operand->operand;
+        if (a < 0 && of.kind == K::Name && params_.count(of.name) && !is_local(of.name))
+          fail_arg(e.loc, fmt::format("argument '{}' is a scalar but its shape is read; only "
+                                      "arrays have a shape: pass an array",
+                                      of.name));
         if (a < 0)
           fail(e.loc, "only array arguments have a shape", "index the shape of an array argument");
         reject_texture(a, e.loc);

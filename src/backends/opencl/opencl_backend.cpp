@@ -445,7 +445,7 @@ class OpenClBackend final : public detail::Backend {
     if (offset % align != 0)
       throw ValueError(fmt::format(
           "kernel '{}': array '{}' is a view that starts {} bytes into its buffer; OpenCL passes "
-          "views that start at multiples of {} bytes only: pass a copy (Array::copy)",
+          "views that start at multiples of {} bytes only: pass a copy (a.copy())",
           k.name, param.name, offset, align));
     size_t bytes = 0;
     {
