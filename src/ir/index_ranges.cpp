@@ -46,8 +46,9 @@ bool shallow(const Expr& e, int depth = 0) {
   return true;
 }
 
-void count_assignments(const Block& b, std::vector<int>& count) {
-  for (const auto& s : b) {
+void count_assignments(const Block& b, std::vector<int>& count, size_t from = 0) {
+  for (size_t i = from; i < b.size(); ++i) {
+    const Stmt* s = b[i].get();
     if ((s->kind == Stmt::Kind::Assign || s->kind == Stmt::Kind::For) && s->index >= 0)
       ++count[static_cast<size_t>(s->index)];
     count_assignments(s->body, count);
@@ -85,7 +86,14 @@ class Prover {
 
   IndexProof run() {
     count_assignments(k_.prelude, assignments_);
-    count_assignments(k_.body, assignments_);
+    // Sema starts each iteration by zeroing the locals the body binds (docs/language.md,
+    // "Locals"). Those constant stores come before every other statement, and a local is followed
+    // only from the statement that binds it, so they do not count as a second assignment.
+    size_t first = 0;
+    while (first < k_.body.size() && k_.body[first]->kind == Stmt::Kind::Assign &&
+           is_const(*k_.body[first]->value))
+      ++first;
+    count_assignments(k_.body, assignments_, first);
     // Locals the prelude binds once to a host value are that value wherever they are read.
     for (const auto& s : k_.prelude)
       if (s->kind == Stmt::Kind::Assign && assigned_once(s->index) && shallow(*s->value))

@@ -192,7 +192,9 @@ TEST(Devices, LocalDeviceFollowsTheNodeLocalRank) {
   EXPECT_EQ(device("cpu:local"), device("cpu:0"));
   int opencl_devices = 0;
   for (const Device& e : devices()) opencl_devices += e.type() == "opencl";
-  if (opencl_devices > 0) EXPECT_EQ(local_device("opencl").index(), 7 % opencl_devices);
+  if (opencl_devices > 0) {
+    EXPECT_EQ(local_device("opencl").index(), 7 % opencl_devices);
+  }
   setenv("OMPI_COMM_WORLD_LOCAL_RANK", "-1", 1);  // malformed: the next launcher's variable
   EXPECT_EQ(local_rank(), 2);
   EXPECT_THROW(device("cpu:locale"), ValueError);
