@@ -147,8 +147,10 @@ def test_a_rank_killed_while_compiling_leaves_nothing_that_loads_wrongly(tmp_pat
     after = run_worker(tmp_path, subprocess_env, cache, kernels, 8)
     assert all(not r["wrong"] for r in after), after
     compiles = sum(r["compiles"] for r in after)
-    # At least the killed rank's kernel is compiled again, once.
-    assert 1 <= compiles <= 10, (killed, left, after)
+    # The killed rank's kernel is compiled again, unless its entry was stored in the instant
+    # between the look above and the kill (then the entry is whole: it was renamed into place).
+    killed_entry = killed[1][1:-len(".lock")]
+    assert (0 if killed_entry in left else 1) <= compiles <= 10, (killed, left, after)
     assert compiles + sum(r["disk_hits"] for r in after) == 80, after
     assert sum(r["disk_corrupt"] for r in after) == 0
 
