@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "ir/verifier.hpp"
 #include "lang/diagnostics.hpp"
 #include "sema/lowerer.hpp"
 #include "sema/type_rules.hpp"
@@ -289,8 +290,7 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
          "write * for a product of scalars");
   const char* sp = ast::spelling(op);
   // Two literals fold now, at Python's precision, and stay weak.
-  if (a.is_weak() && b.is_weak() && op != ast::BinOp::Div && op != ast::BinOp::Shl &&
-      op != ast::BinOp::Shr) {
+  if (a.is_weak() && b.is_weak() && op != ast::BinOp::Div) {
     if (a.weak == Weak::Int && b.weak == Weak::Int && a.dtype() == DType::I64 &&
         b.dtype() == DType::I64) {
       int64_t x = static_cast<int64_t>(a.e->int_bits), y = static_cast<int64_t>(b.e->int_bits);
@@ -315,8 +315,32 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
         case ast::BinOp::Pow:
           if (y < 0)
             fail(loc, "a negative integer exponent is an error", "write a float base: 2.0 ** -1");
-          r = 1;
-          for (int64_t k = 0; k < y && !overflow; ++k) overflow = __builtin_mul_overflow(r, x, &r);
+          // 0, 1 and -1 never overflow, whatever the exponent; any other base does within 64
+          // steps.
+          if (x == 0 || x == 1) {
+            r = y == 0 ? 1 : x;
+          } else if (x == -1) {
+            r = y % 2 ? -1 : 1;
+          } else {
+            r = 1;
+            for (int64_t k = 0; k < y && !overflow; ++k)
+              overflow = __builtin_mul_overflow(r, x, &r);
+          }
+          break;
+        case ast::BinOp::Shl:
+        case ast::BinOp::Shr:
+          // Exact, as in Python: a left shift that leaves 64 bits is an error, like 2 ** 70.
+          if (y < 0)
+            fail(loc, fmt::format("a negative shift count ({}) is an error", y),
+                 "shift by a count from 0 to 63");
+          if (op == ast::BinOp::Shr)
+            r = y >= 63 ? (x < 0 ? -1 : 0) : x >> y;
+          else if (x == 0)
+            r = 0;
+          else if (y >= 63)
+            overflow = !(y == 63 && x == -1), r = INT64_MIN;
+          else
+            overflow = __builtin_mul_overflow(x, int64_t{1} << y, &r);
           break;
         case ast::BinOp::BitAnd:
           r = x & y;
@@ -375,6 +399,21 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
              fmt::format("the shift {} needs integers, not {} and {}", sp, dt(l->type.dtype),
                          dt(r->type.dtype)),
              "convert the operands with int(...)");
+      // A constant count outside the width shifts every bit out: surely not what was meant.
+      if (r->op == Op::Const) {
+        int width = dtype_bits(l->type.dtype);
+        bool negative = is_signed(r->type.dtype) && static_cast<int64_t>(r->int_bits) < 0;
+        if (negative || r->int_bits >= static_cast<uint64_t>(width))
+          fail(loc,
+               fmt::format("the shift count {} is outside 0 to {} for a value of type {}: every "
+                           "bit would be shifted out",
+                           negative ? fmt::format("{}", static_cast<int64_t>(r->int_bits))
+                                    : fmt::format("{}", r->int_bits),
+                           width - 1, dt(l->type.dtype)),
+               fmt::format("shift by less than {}, or convert the value to a wider type first, "
+                           "e.g. tack.i64(x) {} 40",
+                           width, sp));
+      }
       return {ir::make_binary(arith_op(op), std::move(l), std::move(r), loc)};
     }
     case ast::BinOp::BitAnd:
@@ -517,7 +556,29 @@ Value Lowerer::unary(ast::UnaryOp op, Value a, SourceLoc loc) {
   return a;
 }
 
+Lowerer::Nested::Nested(Lowerer& l, SourceLoc loc) : l_(l) {
+  if (++l_.nesting_ > kMaxNesting) {
+    --l_.nesting_;
+    l_.fail(loc,
+            fmt::format("the kernel nests too deeply: more than {} levels of statements, "
+                        "expressions and inlined @tack.func bodies inside each other",
+                        kMaxNesting),
+            "compute parts of deep expressions into variables, and call fewer functions from "
+            "inside other functions' expressions");
+  }
+}
+
 Value Lowerer::expr(const ast::Expr& e) {
+  Nested nested(*this, e.loc);
+  Value v = expr_node(e);
+  // Host expressions stay whole: the parallel loop's bounds are evaluated at launch.
+  if (e.height % kSpillLevels == 0 && !atomics_seen_ && !v.is_composite() && !v.is_weak() &&
+      !ir::is_host_expr(*v.e))
+    v = reusable(std::move(v), e.loc);
+  return v;
+}
+
+Value Lowerer::expr_node(const ast::Expr& e) {
   using K = ast::Expr::Kind;
   switch (e.kind) {
     case K::IntLit:
