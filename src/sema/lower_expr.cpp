@@ -151,7 +151,10 @@ Value Lowerer::constant(const lang::Constant& c, SourceLoc loc) {
       if (!t) t = comps.back()->type.dtype;
     }
     for (auto& e : comps) e = ir::make_cast(std::move(e), Type::scalar(*t));
-    return Value::composite(std::move(comps), static_cast<int>(comps.size()), 1);
+    // The size is read before the vector is moved: argument evaluation order is unspecified,
+    // and clang moves first (the fuzzer found a vector constant of 0 rows).
+    int rows = static_cast<int>(comps.size());
+    return Value::composite(std::move(comps), rows, 1);
   }
   if (c.is_bool) return {ir::make_bool(c.int_value != 0, loc), Weak::No};
   Value v = c.is_float ? weak_float(c.float_value, loc) : weak_uint(c.uint_value, loc);
@@ -390,6 +393,9 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
     case ast::BinOp::Shl:
     case ast::BinOp::Shr: {
       // Shifts keep the left operand's type.
+      std::optional<std::pair<bool, uint64_t>> count;  // a constant count: (negative, bits)
+      if (b.weak == Weak::Int)
+        count = {b.dtype() != DType::U64 && static_cast<int64_t>(b.e->int_bits) < 0, b.e->int_bits};
       ir::ExprPtr l = materialize(std::move(a));
       ir::ExprPtr r = materialize(std::move(b));
       if (l->type.is_bool()) l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
@@ -400,15 +406,17 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
                          dt(r->type.dtype)),
              "convert the operands with int(...)");
       // A constant count outside the width shifts every bit out: surely not what was meant.
-      if (r->op == Op::Const) {
+      if (!count && r->op == Op::Const)
+        count = {is_signed(r->type.dtype) && static_cast<int64_t>(r->int_bits) < 0, r->int_bits};
+      if (count) {
         int width = dtype_bits(l->type.dtype);
-        bool negative = is_signed(r->type.dtype) && static_cast<int64_t>(r->int_bits) < 0;
-        if (negative || r->int_bits >= static_cast<uint64_t>(width))
+        auto [negative, bits] = *count;
+        if (negative || bits >= static_cast<uint64_t>(width))
           fail(loc,
                fmt::format("the shift count {} is outside 0 to {} for a value of type {}: every "
                            "bit would be shifted out",
-                           negative ? fmt::format("{}", static_cast<int64_t>(r->int_bits))
-                                    : fmt::format("{}", r->int_bits),
+                           negative ? fmt::format("{}", static_cast<int64_t>(bits))
+                                    : fmt::format("{}", bits),
                            width - 1, dt(l->type.dtype)),
                fmt::format("shift by less than {}, or convert the value to a wider type first, "
                            "e.g. tack.i64(x) {} 40",
@@ -496,10 +504,23 @@ ir::ExprPtr Lowerer::convert_for_local(Value v, const ir::Local& local, SourceLo
 }
 
 ir::ExprPtr Lowerer::convert_for_store(Value v, DType to, const std::string& array, SourceLoc loc) {
-  if (v.is_composite())
-    fail(loc, fmt::format("cannot store {} into one element of {}", v.type_name(), array),
-         "store one component, or give the array a last dimension of the vector's size and "
-         "index it with one index fewer");
+  if (v.is_composite()) {
+    // Most often an argument has one dimension more than the kernel's indices: an array of shape
+    // (n, 2) indexed x[i] reads a vec2.
+    auto it = params_.find(array);
+    int rank = it == params_.end() ? 0 : k_.params[it->second].type.rank;
+    fail(loc,
+         fmt::format(
+             "cannot store {} into one element of '{}'{}: the value is a vector", v.type_name(),
+             array,
+             rank ? fmt::format(" (an array of {} dimension{})", rank, rank == 1 ? "" : "s") : ""),
+         fmt::format("an array whose last dimension is 2, 3 or 4 indexed with one index fewer than "
+                     "its dimensions gives a vector (x[i] of shape (n, {0}) is a {1}): if an "
+                     "argument has more dimensions than the kernel indexes, pass the array the "
+                     "kernel expects or index every dimension, e.g. x[i, 0]; to store the vector, "
+                     "give '{2}' a last dimension of {0}",
+                     v.rows * v.cols, v.type_name(), array));
+  }
   if (v.weak == Weak::Int && is_integer(to) && !int_fits(to, weak_negative(v), v.e->int_bits))
     fail(loc, fmt::format("the value does not fit the dtype {} of array '{}'", dt(to), array),
          "store a value in range, or cast it explicitly");

@@ -320,8 +320,7 @@ ir::Kernel Lowerer::run() {
 ir::ExprPtr Lowerer::host_bound(Value v, SourceLoc loc) {
   require_scalar(v, loc, "a bound of the parallel loop");
   if (!is_integer(v.dtype()) || v.weak == Weak::Float)
-    fail(loc,
-         fmt::format("the parallel loop's bounds must be integers, not {}", v.type_name()),
+    fail(loc, fmt::format("the parallel loop's bounds must be integers, not {}", v.type_name()),
          "pass the bound as an integer argument (in Python, convert it on the host: int(n)), or "
          "read it from an array's shape");
   ir::ExprPtr e = ir::make_cast(materialize(std::move(v)), Type::i64());
