@@ -72,5 +72,18 @@ TEST(FrontEndMessages, AFloatLoopBoundSaysItMustBeAnInteger) {
   EXPECT_NE(literal.message().find("must be integers"), std::string::npos) << literal.what();
 }
 
+// Found by the fuzzer in the clang build: a vector constant was built with its components moved
+// out before their count was read (argument evaluation order), so tack.vec3(V) saw a scalar with
+// no expression (UBSan: reference binding to null). Fails before the fix when built with clang.
+TEST(FuzzFindings, AVectorConstantPassedToAConstructor) {
+  Module m = Module::from_source(
+      "import tack\nV = tack.constant((1.0, 2.0, -3.0))\n@tack.kernel\ndef k(out):\n"
+      "    for i in range(out.shape[0]):\n        v = tack.vec3(V) * 2.0\n"
+      "        out[i] = v.x + 10.0 * v.y + 100.0 * v.z\n");
+  Array out = empty({2});
+  m.kernel("k")(out);
+  EXPECT_EQ(out.to_vector<float>(), std::vector<float>(2, 2.0f + 40.0f - 600.0f));
+}
+
 }  // namespace
 }  // namespace tack
