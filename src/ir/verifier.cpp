@@ -83,7 +83,26 @@ class Verifier {
     }
   }
 
+  // Sema bounds how deeply it nests what it builds; this backstop keeps a bug there from
+  // overflowing the stack in the passes and generators, which recurse once per level.
+  class Level {
+   public:
+    Level(Verifier& v, SourceLoc loc) : v_(v) {
+      if (++v_.depth_ > kMaxDepth)
+        v_.fail(loc, fmt::format("statements and expressions nested more than {} deep", kMaxDepth));
+    }
+    ~Level() { --v_.depth_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+
+   private:
+    Verifier& v_;
+  };
+  static constexpr int kMaxDepth = 8000;
+  int depth_ = 0;
+
   void expr(const Expr& e) {
+    Level level(*this, e.loc);
     for (const auto& o : e.operands) expr(*o);
     const auto& ops = e.operands;
     auto arity = [&](size_t n) { expect(ops.size() == n, e, "wrong operand count"); };
@@ -236,6 +255,7 @@ class Verifier {
   }
 
   void stmt(const Stmt& s, int loop_depth) {
+    Level level(*this, s.loc);
     switch (s.kind) {
       case Stmt::Kind::Assign:
         expr(*s.value);

@@ -2,6 +2,25 @@
 
 namespace tack::ast {
 
+Expr::~Expr() {
+  // Children are moved to a worklist before they are destroyed, so each destructor call finds
+  // its node already childless and returns without recursing.
+  std::vector<ExprPtr> pending;
+  auto detach = [&pending](Expr& e) {
+    if (e.operand) pending.push_back(std::move(e.operand));
+    for (ExprPtr& a : e.args)
+      if (a) pending.push_back(std::move(a));
+    for (Keyword& k : e.keywords)
+      if (k.value) pending.push_back(std::move(k.value));
+  };
+  detach(*this);
+  while (!pending.empty()) {
+    ExprPtr e = std::move(pending.back());
+    pending.pop_back();
+    detach(*e);
+  }
+}
+
 const char* spelling(BinOp op) {
   switch (op) {
     case BinOp::Add:

@@ -79,9 +79,24 @@ struct Expr {
   ExprPtr operand;  // Attribute, Subscript and Call target
   std::vector<ExprPtr> args;
   std::vector<Keyword> keywords;
+  // The levels of the tree from this node down, as the parser measured them (see
+  // kMaxExprHeight); every later walk over an expression recurses at most this deep.
+  int height = 1;
 
   Expr(Kind k, SourceLoc l) : kind(k), loc(l) {}
+  Expr(const Expr&) = delete;
+  Expr& operator=(const Expr&) = delete;
+  // Frees the subtree without recursing, so that even a tree the parser refused (deeper than
+  // the limit when it stopped) is destroyed in constant stack space.
+  ~Expr();
 };
+
+// How deep an expression may be: levels of operators, calls, subscripts and attributes inside
+// each other (a chain `a + b + c` is two levels; a call or comparison chain counts one level per
+// argument or operand, since min(a, b, c) and a < b < c become nested operations). Bounds the
+// recursion of every stage after the parser, whose own recursion the lexer's bracket depth and
+// the parser's nesting count bound.
+inline constexpr int kMaxExprHeight = 1000;
 
 struct Stmt {
   enum class Kind {

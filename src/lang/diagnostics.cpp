@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tack {
 namespace {
 
@@ -13,7 +15,20 @@ std::string format_report(const std::string& file, const std::string& kernel, in
                           : fmt::format(" in {} '{}'", what, kernel);
   std::string out = fmt::format("{}:{}:{}: error{}: {}", file, line, col, where, message);
   if (!source_line.empty()) {
-    out += fmt::format("\n    {}\n    {}^", source_line, std::string(col > 1 ? col - 1 : 0, ' '));
+    // A long line (generated code, a sum of thousands of terms) is shown around the column.
+    constexpr size_t kWindow = 60;
+    std::string shown = source_line;
+    size_t caret = col > 1 ? static_cast<size_t>(col - 1) : 0;
+    if (shown.size() > 2 * kWindow + 20 && caret < shown.size()) {
+      size_t from = caret > kWindow ? caret - kWindow : 0;
+      size_t to = std::min(shown.size(), caret + kWindow);
+      std::string window = from ? "..." : "";
+      window.append(shown, from, to - from);
+      if (to < shown.size()) window += "...";
+      shown = std::move(window);
+      caret = caret - from + (from ? 3 : 0);
+    }
+    out += fmt::format("\n    {}\n    {}^", shown, std::string(caret, ' '));
   }
   if (!hint.empty()) out += fmt::format("\n  hint: {}", hint);
   return out;

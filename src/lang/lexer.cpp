@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -399,7 +401,10 @@ void Lexer::lex_number() {
     // Decide overflow from underflow by the decimal magnitude: Python rounds tiny values to zero
     // and would give inf for huge ones, which a kernel should spell as math.inf instead.
     size_t first = (integer + fraction).find_first_not_of('0');
+    // strtol saturates an exponent of many digits at LONG_MAX: clamped far beyond any double's
+    // range, the sum below cannot overflow (the fuzzer found 1e9223372036854775807 + 1).
     long magnitude = exponent.empty() ? 0 : std::strtol(exponent.c_str(), nullptr, 10);
+    magnitude = std::clamp(magnitude, -1000000L, 1000000L);
     if (first != std::string::npos)
       magnitude += static_cast<long>(integer.size()) - static_cast<long>(first);
     if (first != std::string::npos && magnitude > 0)

@@ -166,6 +166,13 @@ class Parser {
   [[noreturn]] void reject_collection(const Token& open);
 
   ExprPtr make(Expr::Kind kind, SourceLoc loc) { return std::make_unique<Expr>(kind, loc); }
+  // Sets the height of a node whose children are attached, refusing (at `where`, the operator or
+  // the start of the node) a tree deeper than ast::kMaxExprHeight.
+  ExprPtr measured(ExprPtr e, SourceLoc where);
+  ExprPtr measured(ExprPtr e) {
+    SourceLoc where = e->loc;
+    return measured(std::move(e), where);
+  }
 
   std::shared_ptr<const SourceFile> file_;
   std::vector<Token> toks_;
@@ -192,6 +199,27 @@ class Parser {
     Parser& parser_;
   };
 };
+
+ExprPtr Parser::measured(ExprPtr e, SourceLoc where) {
+  int below = 0;
+  if (e->operand) below = e->operand->height;
+  for (const ExprPtr& a : e->args) below = std::max(below, a->height);
+  for (const ast::Keyword& k : e->keywords) below = std::max(below, k.value->height);
+  // min(a, b, c) and a < b < c become operations nested once per argument or operand.
+  int levels = 1;
+  if (e->kind == Expr::Kind::Call) levels = std::max<int>(1, static_cast<int>(e->args.size()));
+  if (e->kind == Expr::Kind::Compare) levels = static_cast<int>(e->cmp_ops.size());
+  e->height = below + levels;
+  if (e->height > ast::kMaxExprHeight)
+    fail(where,
+         fmt::format("the expression is too deep: more than {} levels of operators, calls and "
+                     "subscripts inside each other (each operator of a chain such as "
+                     "a + b + c is a level, and each argument of a call)",
+                     ast::kMaxExprHeight),
+         "split it into several statements with intermediate variables, e.g. add the terms of a "
+         "long sum to a variable a few at a time");
+  return e;
+}
 
 // ============================================================================ tokens
 
@@ -322,7 +350,10 @@ std::string Parser::parse_dotted_module() {
     fail(peek().loc, "relative imports are not supported",
          "import by the absolute module name, e.g. `from mypackage.kernels import f`");
   std::string name = expect_name("a module name");
-  while (accept_op(".")) name += "." + expect_name("a module name after '.'");
+  while (accept_op(".")) {
+    name += '.';
+    name += expect_name("a module name after '.'");
+  }
   return name;
 }
 
@@ -635,6 +666,7 @@ StmtPtr Parser::parse_for() {
   if (comma) {
     target = make(Expr::Kind::Tuple, target_loc);
     target->args = std::move(names);
+    target = measured(std::move(target));
   } else {
     target = std::move(names[0]);
   }
@@ -691,7 +723,7 @@ ExprPtr Parser::parse_testlist() {
       break;
     tuple->args.push_back(parse_test());
   }
-  return tuple;
+  return measured(std::move(tuple));
 }
 
 ExprPtr Parser::parse_test() {
@@ -713,7 +745,7 @@ ExprPtr Parser::parse_test() {
   e->args.push_back(std::move(cond));
   e->args.push_back(std::move(body));
   e->args.push_back(parse_test());
-  return e;
+  return measured(std::move(e));
 }
 
 ExprPtr Parser::parse_or() {
@@ -725,7 +757,7 @@ ExprPtr Parser::parse_or() {
     e->bool_op = ast::BoolOp::Or;
     e->args.push_back(std::move(left));
     e->args.push_back(parse_and());
-    left = std::move(e);
+    left = measured(std::move(e));
   }
   return left;
 }
@@ -739,7 +771,7 @@ ExprPtr Parser::parse_and() {
     e->bool_op = ast::BoolOp::And;
     e->args.push_back(std::move(left));
     e->args.push_back(parse_not());
-    left = std::move(e);
+    left = measured(std::move(e));
   }
   return left;
 }
@@ -750,7 +782,7 @@ ExprPtr Parser::parse_not() {
   auto e = make(Expr::Kind::Unary, next().loc);
   e->unary_op = ast::UnaryOp::Not;
   e->args.push_back(parse_not());
-  return e;
+  return measured(std::move(e));
 }
 
 ExprPtr Parser::parse_comparison() {
@@ -777,7 +809,7 @@ ExprPtr Parser::parse_comparison() {
     cmp->cmp_ops.push_back(*op);
     cmp->args.push_back(parse_binary(0));
   }
-  return cmp ? std::move(cmp) : std::move(first);
+  return cmp ? measured(std::move(cmp)) : std::move(first);
 }
 
 ExprPtr Parser::parse_binary(int level) {
@@ -789,12 +821,12 @@ ExprPtr Parser::parse_binary(int level) {
     for (const BinarySpelling& b : kBinaryOps)
       if (b.level == level && at_op(b.spelling)) op = b.op;
     if (!op) return left;
-    next();
+    SourceLoc op_loc = next().loc;
     auto e = make(Expr::Kind::Binary, start);
     e->bin_op = *op;
     e->args.push_back(std::move(left));
     e->args.push_back(parse_binary(level + 1));
-    left = std::move(e);
+    left = measured(std::move(e), op_loc);
   }
 }
 
@@ -809,7 +841,7 @@ ExprPtr Parser::parse_factor() {
   auto e = make(Expr::Kind::Unary, next().loc);
   e->unary_op = *op;
   e->args.push_back(parse_factor());
-  return e;
+  return measured(std::move(e));
 }
 
 // `**` binds tighter than a unary operator on its left and looser than one on its right, and
@@ -823,28 +855,29 @@ ExprPtr Parser::parse_power() {
   e->bin_op = ast::BinOp::Pow;
   e->args.push_back(std::move(base));
   e->args.push_back(parse_factor());
-  return e;
+  return measured(std::move(e));
 }
 
 ExprPtr Parser::parse_primary() {
   SourceLoc start = peek().loc;
   ExprPtr e = parse_atom();
   while (true) {
+    SourceLoc where = peek().loc;
     if (accept_op(".")) {
       auto attr = make(Expr::Kind::Attribute, start);
       attr->name = expect_name("an attribute name after '.'");
       attr->operand = std::move(e);
-      e = std::move(attr);
+      e = measured(std::move(attr), where);
     } else if (accept_op("(")) {
       auto call = make(Expr::Kind::Call, start);
       call->operand = std::move(e);
       parse_call_arguments(*call);
-      e = std::move(call);
+      e = measured(std::move(call), where);
     } else if (accept_op("[")) {
       auto sub = make(Expr::Kind::Subscript, start);
       sub->operand = std::move(e);
       parse_subscript_indices(*sub);
-      e = std::move(sub);
+      e = measured(std::move(sub), where);
     } else {
       return e;
     }
@@ -904,7 +937,7 @@ void Parser::parse_subscript_indices(Expr& subscript) {
     auto tuple = make(Expr::Kind::Tuple, first_loc);
     tuple->args = std::move(subscript.args);
     subscript.args.clear();
-    subscript.args.push_back(std::move(tuple));
+    subscript.args.push_back(measured(std::move(tuple)));
   }
 }
 
@@ -1009,7 +1042,7 @@ ExprPtr Parser::parse_atom() {
         tuple->args.push_back(std::move(first));
         while (accept_op(",") && !at_op(")")) tuple->args.push_back(parse_test());
         expect_op(")", "to close the tuple", "separate the items with ',' and end with ')'");
-        return tuple;
+        return measured(std::move(tuple));
       }
       if (t.is_op("[") || t.is_op("{")) reject_collection(t);
       if (t.is_op("*") || t.is_op("**"))

@@ -353,6 +353,7 @@ std::optional<Value> Lowerer::glsl_helper(const std::string& name, std::vector<V
 }
 
 Value Lowerer::atomic(const std::string& op_name, const ast::Expr& e) {
+  atomics_seen_ = true;
   static const std::map<std::string, ir::AtomicOp> ops = {
       {"add", ir::AtomicOp::Add}, {"sub", ir::AtomicOp::Sub},           {"min", ir::AtomicOp::Min},
       {"max", ir::AtomicOp::Max}, {"and", ir::AtomicOp::And},           {"or", ir::AtomicOp::Or},

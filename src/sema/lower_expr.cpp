@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "ir/verifier.hpp"
 #include "lang/diagnostics.hpp"
 #include "sema/lowerer.hpp"
 #include "sema/type_rules.hpp"
@@ -150,7 +151,10 @@ Value Lowerer::constant(const lang::Constant& c, SourceLoc loc) {
       if (!t) t = comps.back()->type.dtype;
     }
     for (auto& e : comps) e = ir::make_cast(std::move(e), Type::scalar(*t));
-    return Value::composite(std::move(comps), static_cast<int>(comps.size()), 1);
+    // The size is read before the vector is moved: argument evaluation order is unspecified,
+    // and clang moves first (the fuzzer found a vector constant of 0 rows).
+    int rows = static_cast<int>(comps.size());
+    return Value::composite(std::move(comps), rows, 1);
   }
   if (c.is_bool) return {ir::make_bool(c.int_value != 0, loc), Weak::No};
   Value v = c.is_float ? weak_float(c.float_value, loc) : weak_uint(c.uint_value, loc);
@@ -289,8 +293,7 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
          "write * for a product of scalars");
   const char* sp = ast::spelling(op);
   // Two literals fold now, at Python's precision, and stay weak.
-  if (a.is_weak() && b.is_weak() && op != ast::BinOp::Div && op != ast::BinOp::Shl &&
-      op != ast::BinOp::Shr) {
+  if (a.is_weak() && b.is_weak() && op != ast::BinOp::Div) {
     if (a.weak == Weak::Int && b.weak == Weak::Int && a.dtype() == DType::I64 &&
         b.dtype() == DType::I64) {
       int64_t x = static_cast<int64_t>(a.e->int_bits), y = static_cast<int64_t>(b.e->int_bits);
@@ -315,8 +318,32 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
         case ast::BinOp::Pow:
           if (y < 0)
             fail(loc, "a negative integer exponent is an error", "write a float base: 2.0 ** -1");
-          r = 1;
-          for (int64_t k = 0; k < y && !overflow; ++k) overflow = __builtin_mul_overflow(r, x, &r);
+          // 0, 1 and -1 never overflow, whatever the exponent; any other base does within 64
+          // steps.
+          if (x == 0 || x == 1) {
+            r = y == 0 ? 1 : x;
+          } else if (x == -1) {
+            r = y % 2 ? -1 : 1;
+          } else {
+            r = 1;
+            for (int64_t k = 0; k < y && !overflow; ++k)
+              overflow = __builtin_mul_overflow(r, x, &r);
+          }
+          break;
+        case ast::BinOp::Shl:
+        case ast::BinOp::Shr:
+          // Exact, as in Python: a left shift that leaves 64 bits is an error, like 2 ** 70.
+          if (y < 0)
+            fail(loc, fmt::format("a negative shift count ({}) is an error", y),
+                 "shift by a count from 0 to 63");
+          if (op == ast::BinOp::Shr)
+            r = y >= 63 ? (x < 0 ? -1 : 0) : x >> y;
+          else if (x == 0)
+            r = 0;
+          else if (y >= 63)
+            overflow = !(y == 63 && x == -1), r = INT64_MIN;
+          else
+            overflow = __builtin_mul_overflow(x, int64_t{1} << y, &r);
           break;
         case ast::BinOp::BitAnd:
           r = x & y;
@@ -366,6 +393,9 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
     case ast::BinOp::Shl:
     case ast::BinOp::Shr: {
       // Shifts keep the left operand's type.
+      std::optional<std::pair<bool, uint64_t>> count;  // a constant count: (negative, bits)
+      if (b.weak == Weak::Int)
+        count = {b.dtype() != DType::U64 && static_cast<int64_t>(b.e->int_bits) < 0, b.e->int_bits};
       ir::ExprPtr l = materialize(std::move(a));
       ir::ExprPtr r = materialize(std::move(b));
       if (l->type.is_bool()) l = ir::make_cast(std::move(l), Type::scalar(DType::I32));
@@ -375,6 +405,23 @@ Value Lowerer::binary(ast::BinOp op, Value a, Value b, SourceLoc loc) {
              fmt::format("the shift {} needs integers, not {} and {}", sp, dt(l->type.dtype),
                          dt(r->type.dtype)),
              "convert the operands with int(...)");
+      // A constant count outside the width shifts every bit out: surely not what was meant.
+      if (!count && r->op == Op::Const)
+        count = {is_signed(r->type.dtype) && static_cast<int64_t>(r->int_bits) < 0, r->int_bits};
+      if (count) {
+        int width = dtype_bits(l->type.dtype);
+        auto [negative, bits] = *count;
+        if (negative || bits >= static_cast<uint64_t>(width))
+          fail(loc,
+               fmt::format("the shift count {} is outside 0 to {} for a value of type {}: every "
+                           "bit would be shifted out",
+                           negative ? fmt::format("{}", static_cast<int64_t>(bits))
+                                    : fmt::format("{}", bits),
+                           width - 1, dt(l->type.dtype)),
+               fmt::format("shift by less than {}, or convert the value to a wider type first, "
+                           "e.g. tack.i64(x) {} 40",
+                           width, sp));
+      }
       return {ir::make_binary(arith_op(op), std::move(l), std::move(r), loc)};
     }
     case ast::BinOp::BitAnd:
@@ -457,10 +504,23 @@ ir::ExprPtr Lowerer::convert_for_local(Value v, const ir::Local& local, SourceLo
 }
 
 ir::ExprPtr Lowerer::convert_for_store(Value v, DType to, const std::string& array, SourceLoc loc) {
-  if (v.is_composite())
-    fail(loc, fmt::format("cannot store {} into one element of {}", v.type_name(), array),
-         "store one component, or give the array a last dimension of the vector's size and "
-         "index it with one index fewer");
+  if (v.is_composite()) {
+    // Most often an argument has one dimension more than the kernel's indices: an array of shape
+    // (n, 2) indexed x[i] reads a vec2.
+    auto it = params_.find(array);
+    int rank = it == params_.end() ? 0 : k_.params[it->second].type.rank;
+    fail(loc,
+         fmt::format(
+             "cannot store {} into one element of '{}'{}: the value is a vector", v.type_name(),
+             array,
+             rank ? fmt::format(" (an array of {} dimension{})", rank, rank == 1 ? "" : "s") : ""),
+         fmt::format("an array whose last dimension is 2, 3 or 4 indexed with one index fewer than "
+                     "its dimensions gives a vector (x[i] of shape (n, {0}) is a {1}): if an "
+                     "argument has more dimensions than the kernel indexes, pass the array the "
+                     "kernel expects or index every dimension, e.g. x[i, 0]; to store the vector, "
+                     "give '{2}' a last dimension of {0}",
+                     v.rows * v.cols, v.type_name(), array));
+  }
   if (v.weak == Weak::Int && is_integer(to) && !int_fits(to, weak_negative(v), v.e->int_bits))
     fail(loc, fmt::format("the value does not fit the dtype {} of array '{}'", dt(to), array),
          "store a value in range, or cast it explicitly");
@@ -517,7 +577,29 @@ Value Lowerer::unary(ast::UnaryOp op, Value a, SourceLoc loc) {
   return a;
 }
 
+Lowerer::Nested::Nested(Lowerer& l, SourceLoc loc) : l_(l) {
+  if (++l_.nesting_ > kMaxNesting) {
+    --l_.nesting_;
+    l_.fail(loc,
+            fmt::format("the kernel nests too deeply: more than {} levels of statements, "
+                        "expressions and inlined @tack.func bodies inside each other",
+                        kMaxNesting),
+            "compute parts of deep expressions into variables, and call fewer functions from "
+            "inside other functions' expressions");
+  }
+}
+
 Value Lowerer::expr(const ast::Expr& e) {
+  Nested nested(*this, e.loc);
+  Value v = expr_node(e);
+  // Host expressions stay whole: the parallel loop's bounds are evaluated at launch.
+  if (e.height % kSpillLevels == 0 && !atomics_seen_ && !v.is_composite() && !v.is_weak() &&
+      !ir::is_host_expr(*v.e))
+    v = reusable(std::move(v), e.loc);
+  return v;
+}
+
+Value Lowerer::expr_node(const ast::Expr& e) {
   using K = ast::Expr::Kind;
   switch (e.kind) {
     case K::IntLit:

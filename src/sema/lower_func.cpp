@@ -20,6 +20,13 @@ std::vector<Value> Lowerer::inline_call(const ast::FunctionDef& f, const ast::Ex
           call.loc,
           fmt::format("'{}' calls itself; device functions are inlined and cannot recurse", f.name),
           "rewrite the recursion as a loop");
+  if (inline_stack_.size() >= kMaxInlineDepth)
+    fail(call.loc,
+         fmt::format("more than {} @tack.func calls inside each other: each call is inlined into "
+                     "its caller, and the chain is too long to compile",
+                     kMaxInlineDepth),
+         "call the functions one after another from the kernel, passing results through "
+         "variables, or merge some of them into one function");
   if (!call.keywords.empty())
     fail(call.keywords[0].loc, fmt::format("{}() takes its arguments by position", f.name),
          "pass the arguments in order");
@@ -105,7 +112,9 @@ std::vector<Value> Lowerer::inline_call(const ast::FunctionDef& f, const ast::Ex
 }
 
 void Lowerer::return_from_function(const ast::Stmt& s, ir::Block& out) {
-  InlineFrame& frame = inline_stack_.back();
+  // The frame is found by position, and only after the values are lowered: a value that calls
+  // another @tack.func pushes that function's frame, which may reallocate inline_stack_.
+  const size_t depth = inline_stack_.size() - 1;
   std::vector<const ast::Expr*> values;
   if (s.value) {
     if (s.value->kind == ast::Expr::Kind::Tuple)
@@ -113,14 +122,15 @@ void Lowerer::return_from_function(const ast::Stmt& s, ir::Block& out) {
     else
       values.push_back(s.value.get());
   }
-  if (frame.returns > 0 && values.size() != frame.results.size())
+  if (inline_stack_[depth].returns > 0 && values.size() != inline_stack_[depth].results.size())
     fail(s.loc,
          fmt::format("this return gives {} value{}, an earlier one {}", values.size(),
-                     values.size() == 1 ? "" : "s", frame.results.size()),
+                     values.size() == 1 ? "" : "s", inline_stack_[depth].results.size()),
          "return the same number of values everywhere");
   // All values first, then the assignments, as with tuple assignment.
   std::vector<Value> lowered;
   for (const ast::Expr* v : values) lowered.push_back(expr(*v));
+  InlineFrame& frame = inline_stack_[depth];
   for (size_t i = 0; i < lowered.size(); ++i) {
     Value& v = lowered[i];
     std::vector<ir::ExprPtr> parts;

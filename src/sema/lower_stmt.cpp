@@ -323,6 +323,11 @@ ir::Kernel Lowerer::run() {
 }
 
 ir::ExprPtr Lowerer::host_bound(Value v, SourceLoc loc) {
+  require_scalar(v, loc, "a bound of the parallel loop");
+  if (!is_integer(v.dtype()) || v.weak == Weak::Float)
+    fail(loc, fmt::format("the parallel loop's bounds must be integers, not {}", v.type_name()),
+         "pass the bound as an integer argument (in Python, convert it on the host: int(n)), or "
+         "read it from an array's shape");
   ir::ExprPtr e = ir::make_cast(materialize(std::move(v)), Type::i64());
   // Prelude locals computable on the host are replaced by their expressions.
   std::function<void(ir::ExprPtr&)> subst = [&](ir::ExprPtr& x) {
@@ -571,6 +576,7 @@ void Lowerer::for_loop(const ast::Stmt& s, ir::Block& out) {
 }
 
 void Lowerer::stmt(const ast::Stmt& s, ir::Block& out) {
+  Nested nested(*this, s.loc);
   // Statements an expression needs (an inlined device function) go before this statement.
   ir::Block* saved = block_;
   block_ = &out;

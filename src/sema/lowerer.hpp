@@ -75,6 +75,7 @@ class Lowerer {
 
   // ---- expressions (lower_expr.cpp) ----
   Value expr(const ast::Expr& e);
+  Value expr_node(const ast::Expr& e);  // expr() without the nesting count and the spilling
   // A value of a concrete type: weak literals become i32/i64/u64 or the kernel's float type.
   ir::ExprPtr materialize(Value v);
   // Brings two operands to one type by the promotion rules, for an operator at `loc`.
@@ -252,6 +253,30 @@ class Lowerer {
     int returns = 0;                      // return statements lowered so far
   };
   std::vector<InlineFrame> inline_stack_;
+
+  // Bounds lowering's recursion, and with it every later walk over the IR. One expression is
+  // bounded by the parser (ast::kMaxExprHeight) and a function's statements by the lexer's
+  // indentation limit; inlining adds them up, so expressions, statements and inlined bodies are
+  // counted together across every level of inlining.
+  static constexpr int kMaxNesting = 3000;
+  static constexpr size_t kMaxInlineDepth = 100;  // @tack.func calls inside each other
+  class Nested {
+   public:
+    Nested(Lowerer& l, SourceLoc loc);
+    ~Nested() { --l_.nesting_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Lowerer& l_;
+  };
+  int nesting_ = 0;
+  // Every kSpillLevels levels of a deep expression, its value goes to a temporary, so that the
+  // IR's expressions stay shallow: the C-family compilers refuse more than 256 nested brackets.
+  // Not once the kernel has lowered an atomic: a temporary is computed before the rest of its
+  // statement, and an atomic to its left must stay first.
+  static constexpr int kSpillLevels = 16;
+  bool atomics_seen_ = false;
   int loop_depth_ = 0;  // sequential loops enclosing the current statement
   // The loop depth of the parallel loop's body when it is wrapped for a `continue`, else -1.
   int iteration_depth_ = -1;

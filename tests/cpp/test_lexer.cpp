@@ -288,6 +288,8 @@ TEST(Lexer, Floats) {
   EXPECT_DOUBLE_EQ(float_value("3.141592653589793"), 3.141592653589793);
   EXPECT_DOUBLE_EQ(float_value("1.7976931348623157e308"), 1.7976931348623157e308);
   EXPECT_EQ(float_value("1e-400"), 0.0);  // underflows to zero, as in Python
+  // Exponents of more digits than a long holds (the fuzzer: a signed overflow in the lexer).
+  EXPECT_EQ(float_value("1e-77777777777777777777777777"), 0.0);
   EXPECT_EQ(float_value("4.9e-324"), 4.9e-324);
   EXPECT_EQ(lex("1_0.5")[0].text, "1_0.5");
 }
@@ -316,6 +318,8 @@ TEST(Lexer, NumberErrors) {
   expect_error("x = 1abc", 1, 5, "invalid decimal literal");
   expect_error("x = 1.5.2", 1, 5, "invalid float literal");
   expect_error("x = 1e400", 1, 5, "too large");
+  expect_error("x = 1e77777777777777777777777777", 1, 5, "too large");
+  expect_error("x = 99.9e9223372036854775807", 1, 5, "too large");
 }
 
 // ---------------------------------------------------------------------------- strings

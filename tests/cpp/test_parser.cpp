@@ -815,6 +815,48 @@ TEST(ParserErrors, PathologicalNesting) {
   EXPECT_EQ(parse(fine).globals.size(), 1u);
 }
 
+// Chains the parser builds in a loop (operators, calls, subscripts, attributes, comparisons, call
+// arguments) make trees as deep as they are long; every later stage walks them recursively.
+TEST(ParserErrors, ChainsDeeperThanTheLimit) {
+  auto chain = [](const std::string& first, const std::string& link, int n) {
+    std::string text = "def k():\n    x = " + first;
+    for (int i = 0; i < n; ++i) text += link;
+    return text + "\n";
+  };
+  for (int n : {1001, 30000, 100000}) {
+    CompileError e = parse_error(chain("a", " + a", n));
+    EXPECT_EQ(e.kernel(), "k");
+    EXPECT_EQ(e.line(), 2);
+    // At the operator that makes the chain too deep: the 1000th '+', after "    x = a".
+    EXPECT_EQ(e.col(), 10 + 4 * 999 + 1) << n;
+    EXPECT_NE(e.message().find("more than 1000 levels"), std::string::npos) << e.message();
+    EXPECT_NE(e.hint().find("intermediate variables"), std::string::npos);
+    // A long line is shown around the column, not whole.
+    EXPECT_LT(std::string(e.what()).size(), 1000u);
+  }
+  for (const auto& [first, link] :
+       std::vector<std::pair<std::string, std::string>>{{"a", ".b"},
+                                                        {"a", "()"},
+                                                        {"a", "[0]"},
+                                                        {"a", " < a"},
+                                                        {"a", " and a"},
+                                                        {"a", " or a"},
+                                                        {"a", " * a"},
+                                                        {"a", " | a"},
+                                                        {"max(a", ", a"}}) {
+    std::string text = chain(first, link, 5000);
+    if (first == "max(a") text.replace(text.size() - 1, 1, ")\n");
+    CompileError e = parse_error(text);
+    EXPECT_NE(e.message().find("more than 1000 levels"), std::string::npos) << link << e.message();
+  }
+  // Up to the limit the tree is built, with its height.
+  ast::Module m = parse(chain("a", " + a", 998));
+  EXPECT_EQ(m.functions[0]->body[0]->value->height, 999);
+  std::string call = chain("max(a", ", a", 9);
+  call.replace(call.size() - 1, 1, ")\n");
+  EXPECT_EQ(parse(call).functions[0]->body[0]->value->height, 11);  // 10 arguments, then `max`
+}
+
 TEST(ParserErrors, KernelNameIsTheEnclosingFunction) {
   const char* text =
       "def first(a):\n"

@@ -1,0 +1,137 @@
+// libFuzzer target over the compiler's front half: source text is parsed and resolved (what
+// Module::from_source does), every kernel is specialized for several argument signatures, for a
+// target without workgroups (the CPU) and one with them (the GPUs), the IR is verified (and again
+// after the debug mode's bounds checks), and every generator runs: the LLVM CPU generator and the
+// CUDA, HIP, OpenCL C, Level Zero and Metal printers.
+//
+// Expected outcomes are a CompileError or TypeError (the language refuses the kernel) and the
+// generators' documented refusals (f64 on Metal, atomics a target lacks). Anything else is a
+// finding: an "internal error" (IR that the verifier or a generator rejects), another exception,
+// or whatever the sanitizers catch (the fuzz build runs under ASan and UBSan).
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/c_family/c_generator.hpp"
+#include "codegen/llvm/llvm_codegen.hpp"
+#include "ir/passes.hpp"
+#include "ir/verifier.hpp"
+#include "lang/parser.hpp"
+#include "lang/resolve.hpp"
+#include "sema/specialize.hpp"
+#include "tack/error.hpp"
+
+namespace {
+
+using tack::DType;
+using tack::sema::ArgType;
+
+[[noreturn]] void finding(const char* where, const std::string& what) {
+  std::fprintf(stderr, "fuzz finding in %s: %s\n", where, what.c_str());
+  std::abort();
+}
+
+bool is_internal(const tack::Error& e) {
+  return std::string_view(e.what()).find("internal error") != std::string_view::npos;
+}
+
+// The argument types tried for a kernel of `n` parameters: uniform signatures that fit the usual
+// kernels (arrays of f32, f64, i32; arrays of vectors; scalars last), and one mixed from `seed`.
+std::vector<std::vector<ArgType>> signatures(size_t n, uint64_t seed) {
+  const ArgType kinds[] = {
+      ArgType::array(DType::F32, 1),    ArgType::array(DType::F32, 2),
+      ArgType::array(DType::F32, 2, 3), ArgType::array(DType::I32, 1),
+      ArgType::array(DType::I64, 2),    ArgType::array(DType::U8, 1),
+      ArgType::array(DType::F64, 1),    ArgType::array(DType::F32, 3),
+      ArgType::scalar(DType::F32),      ArgType::scalar(DType::I32),
+      ArgType::scalar(DType::I64),      ArgType::scalar(DType::Bool),
+      ArgType::scalar(DType::F64),      ArgType::texture_of(2),
+  };
+  constexpr size_t kKinds = sizeof kinds / sizeof kinds[0];
+  std::vector<std::vector<ArgType>> out;
+  auto uniform = [&](ArgType array, ArgType scalar, size_t scalars) {
+    std::vector<ArgType> s;
+    for (size_t i = 0; i < n; ++i) s.push_back(i + scalars >= n ? scalar : array);
+    out.push_back(std::move(s));
+  };
+  uniform(ArgType::array(DType::F32, 1), ArgType::scalar(DType::F32), 0);
+  uniform(ArgType::array(DType::F32, 1), ArgType::scalar(DType::I32), 1);
+  uniform(ArgType::array(DType::I32, 1), ArgType::scalar(DType::I32), 1);
+  uniform(ArgType::array(DType::F64, 2), ArgType::scalar(DType::F64), 1);
+  uniform(ArgType::array(DType::F32, 2, 3), ArgType::scalar(DType::F32), 0);
+  std::vector<ArgType> mixed;
+  for (size_t i = 0; i < n; ++i) {
+    mixed.push_back(kinds[seed % kKinds]);
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  }
+  out.push_back(std::move(mixed));
+  return out;
+}
+
+void generate(const tack::ir::Kernel& k, bool cpu) {
+  if (cpu) {
+    llvm::LLVMContext ctx;
+    for (bool no_alias : {false, true})
+      tack::codegen::generate_llvm(k, ctx, {.symbol_prefix = "tack_fuzz", .no_alias = no_alias});
+  }
+  for (const char* target : {"cuda", "hip", "opencl", "level_zero", "metal"}) {
+    try {
+      tack::codegen::generate_source(k, target, "tack_fuzz");
+    } catch (const tack::Error& e) {
+      if (is_internal(e)) finding(target, e.what());
+    }
+  }
+}
+
+void compile(const tack::lang::ResolvedModule& module, const std::string& name,
+             const std::vector<ArgType>& args, bool workgroups) {
+  tack::sema::TargetRules rules;
+  rules.supports_workgroups = workgroups;
+  rules.backend_label = workgroups ? "a GPU" : "the CPU";
+  tack::ir::Kernel k;
+  try {
+    k = tack::sema::specialize(module, name, args, rules);
+  } catch (const tack::CompileError&) {
+    return;
+  } catch (const tack::TypeError&) {
+    return;
+  }
+  generate(k, !workgroups);
+  tack::ir::insert_bounds_checks(k);
+  tack::ir::verify(k, "bounds checks");
+  generate(k, !workgroups);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  auto file = std::make_shared<const tack::SourceFile>("fuzz.py", text);
+  std::unique_ptr<tack::lang::ResolvedModule> module;
+  try {
+    module = std::make_unique<tack::lang::ResolvedModule>(tack::lang::parse_module(file));
+  } catch (const tack::CompileError&) {
+    return 0;
+  } catch (const std::exception& e) {
+    finding("parse and resolve", e.what());
+  }
+  uint64_t seed = 14695981039346656037ULL;  // FNV-1a of the text: the mixed signature
+  for (uint8_t c : text) seed = (seed ^ c) * 1099511628211ULL;
+  try {
+    for (const std::string& name : module->kernel_names()) {
+      size_t n = module->function(name)->params.size();
+      for (const auto& args : signatures(n, seed))
+        for (bool workgroups : {false, true}) compile(*module, name, args, workgroups);
+    }
+  } catch (const std::exception& e) {
+    finding("specialize, verify or generate", e.what());
+  }
+  return 0;
+}
