@@ -360,6 +360,25 @@ TEST(HipLevelZero, ArtifactsHoldTheMainAndResultEntries) {
   }
 }
 
+// HIP lives in a link namespace of its own, with a C library of its own whose `environ` was the
+// process's array when the namespace was made. A setenv() afterwards frees that array; hipRTC's
+// first compile loads comgr's LLVM, whose initializer calls getenv() there (a crash in
+// tack_tests_on_opencl, after the MPI tests' setenv calls). Each compile shares the current one.
+TEST(HipLevelZero, HipSeesTheEnvironmentAsItIsAtEachCompile) {
+  const hip::HipApi& api = hip::hip_api();
+  if (!api.rtc_missing.empty()) GTEST_SKIP() << api.rtc_missing;
+  ASSERT_NE(api.environment, nullptr);
+  ASSERT_NE(api.environment, &environ);  // HIP's own C library, not the process's
+  for (int n = 0; n < 64; ++n)           // enough new variables to move the process's array
+    setenv(fmt::format("TACK_TEST_HIP_ENV_{}", n).c_str(), "1", 1);
+  ir::Kernel k = test::specialize(kSaxpy, "f32,f32[],f32[]", "saxpy");
+  detail::CompileOptions o;
+  o.symbol_prefix = "tack_hip_environment";
+  EXPECT_TRUE(hip::is_code_object(hip::compile_artifact(k, o, "gfx90a")));
+  EXPECT_EQ(*api.environment, environ);
+  for (int n = 0; n < 64; ++n) unsetenv(fmt::format("TACK_TEST_HIP_ENV_{}", n).c_str());
+}
+
 TEST(HipLevelZero, MetalRefusesF64BeforeCompiling) {
   ir::Kernel k = test::specialize(kSaxpy, "f64,f64[],f64[]", "saxpy");
   detail::CompileOptions o;

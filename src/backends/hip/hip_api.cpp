@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -45,6 +46,7 @@ HipApi load() {
         fmt::join(candidates, ", "), why);
     return api;
   }
+  api.environment = static_cast<char***>(dlsym(lib, "environ"));
   std::string missing;
   find(lib, api.Init, "hipInit", missing);
   find(lib, api.GetDeviceCount, "hipGetDeviceCount", missing);
@@ -109,6 +111,10 @@ std::string HipApi::error(hipError_t e) const {
   return s ? fmt::format("{} ({})", s, e) : fmt::format("HIP error {}", e);
 }
 
+void HipApi::share_environment() const {
+  if (environment) *environment = ::environ;
+}
+
 const HipApi& hip_api() {
   static const HipApi api = load();
   return api;
@@ -123,6 +129,7 @@ std::vector<std::string> hiprtc_options(const std::string& arch) {
 std::string compile_code_object(const HipApi& api, const std::string& source,
                                 const std::string& arch, const std::string& kernel_name) {
   if (!api.rtc_missing.empty()) throw DeviceError(api.rtc_missing);
+  api.share_environment();
   hiprtcProgram prog = nullptr;
   std::string file = kernel_name + ".hip";
   if (api.RtcCreateProgram(&prog, source.c_str(), file.c_str(), 0, nullptr, nullptr) != 0)

@@ -68,8 +68,15 @@ struct HipApi {
   std::string runtime_missing;  // why the runtime cannot be used, or ""
   std::string rtc_missing;      // why hipRTC cannot be used, or ""
   std::string library;          // the library that was loaded
+  // The `environ` of the C library in HIP's link namespace, a copy of the process's own.
+  char*** environment = nullptr;
 
   std::string error(hipError_t e) const;
+  // Points HIP's C library at the process's current environment. Each link namespace has its own
+  // C library, whose `environ` is the array the process had when the namespace was made; a later
+  // setenv() frees that array, and the next getenv() in the namespace (comgr's LLVM, loaded at
+  // the first compile, calls it) reads freed memory. Called before each call that may read it.
+  void share_environment() const;
 };
 
 // The process's HIP, loaded on the first call (TACK_HIP_LIBRARY, else libamdhip64.so.5, .so.6,

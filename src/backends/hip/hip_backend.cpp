@@ -322,6 +322,7 @@ Probe make_hip_backend() {
     return probe;
   }
   // hipInit first: nothing else is valid when it fails.
+  api.share_environment();
   if (hipError_t e = api.Init(0); e != 0) {
     probe.reason = fmt::format(
         "hipInit failed with {} ({} loaded): there is no AMD GPU here, or its driver (amdgpu, "
