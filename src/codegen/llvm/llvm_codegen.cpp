@@ -153,19 +153,20 @@ class Generator {
   // ---- reductions (the order of ir::Reduction) ----
   // A counted loop idx in [from, to) whose body `emit` writes; returns after the loop.
   template <typename F>
-  void counted_loop(Value* from, Value* to, const char* name, const F& emit) {
+  void counted_loop(Value* from, Value* to, const std::string& name, const F& emit) {
     BasicBlock* pre = b_.GetInsertBlock();
     BasicBlock* head = BasicBlock::Create(ctx_, fmt::format("{}.head", name), fn_);
     BasicBlock* body = BasicBlock::Create(ctx_, fmt::format("{}.body", name), fn_);
     BasicBlock* exit = BasicBlock::Create(ctx_, fmt::format("{}.exit", name), fn_);
     b_.CreateBr(head);
     b_.SetInsertPoint(head);
-    auto* idx = b_.CreatePHI(b_.getInt64Ty(), 2, name);
+    auto* idx = b_.CreatePHI(b_.getInt64Ty(), 2, name + ".idx");
     idx->addIncoming(from, pre);
     b_.CreateCondBr(b_.CreateICmpSLT(idx, to), body, exit);
     b_.SetInsertPoint(body);
     emit(idx);
-    idx->addIncoming(b_.CreateAdd(idx, b_.getInt64(1), "", true, true), b_.GetInsertBlock());
+    Value* next = b_.CreateAdd(idx, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    idx->addIncoming(next, b_.GetInsertBlock());
     b_.CreateBr(head);
     b_.SetInsertPoint(exit);
   }
@@ -299,25 +300,12 @@ class Generator {
       return;
     }
     auto [start, step, count] = loop_values_[d];
-    if (!from) from = b_.getInt64(0);
-    if (!to) to = count;
-    BasicBlock* pre = b_.GetInsertBlock();
-    BasicBlock* head = BasicBlock::Create(ctx_, fmt::format("par{}.head", d), fn_);
-    BasicBlock* body = BasicBlock::Create(ctx_, fmt::format("par{}.body", d), fn_);
-    BasicBlock* exit = BasicBlock::Create(ctx_, fmt::format("par{}.exit", d), fn_);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    auto* idx = b_.CreatePHI(b_.getInt64Ty(), 2, fmt::format("par{}.idx", d));
-    idx->addIncoming(from, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(idx, to), body, exit);
-    b_.SetInsertPoint(body);
-    Value* var = b_.CreateAdd(start, b_.CreateMul(idx, step));
-    b_.CreateStore(var, locals_[k_.dims[d].var]);
-    emit_loop(d + 1, nullptr, nullptr);
-    Value* next = b_.CreateAdd(idx, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
-    idx->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateBr(head);
-    b_.SetInsertPoint(exit);
+    counted_loop(from ? from : b_.getInt64(0), to ? to : count, fmt::format("par{}", d),
+                 [&](Value* idx) {
+                   Value* var = b_.CreateAdd(start, b_.CreateMul(idx, step));
+                   b_.CreateStore(var, locals_[k_.dims[d].var]);
+                   emit_loop(d + 1, nullptr, nullptr);
+                 });
   }
 
   void build_result() {
