@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "codegen/c_family/c_generator.hpp"
+#include "ir/passes.hpp"
 #include "ir/printer.hpp"
 #include "lang/parser.hpp"
 #include "lang/resolve.hpp"
@@ -154,7 +155,7 @@ int cmd_info() {
 }
 
 // GPU backends: the IR or the generated C-family source, with no device needed (sema, then the
-// generator).
+// generator). In debug mode (TACK_DEBUG=1), with the index checks the runtime would compile.
 int emit_gpu_source(const std::string& spec, const std::string& backend, const std::string& args,
                     const std::string& stage) {
   std::string path = spec, name;
@@ -178,6 +179,7 @@ int emit_gpu_source(const std::string& spec, const std::string& backend, const s
   auto types = tack::sema::parse_arg_types(args);
   tack::ir::Kernel k =
       tack::sema::specialize(module, name, types, {"the " + backend + " backend", true});
+  if (tack::debug()) tack::ir::insert_bounds_checks(k);
   if (stage == "ir")
     std::cout << tack::ir::print(k);
   else
