@@ -25,6 +25,15 @@ struct BackendInfo {
   int max_workgroup_size = 1;
   std::vector<std::string> device_memory_spaces;  // what memory_space() answers for its memory
   bool asynchronous = false;                      // launches return once queued
+  // Which addresses memory_space() asks this backend about: none (the CPU: an address no backend
+  // claims is host memory), addresses Tack makes up for the backend's memory handles (OpenCL,
+  // asked first since no driver knows them), or device addresses its driver recognizes, other
+  // libraries' memory too (CUDA).
+  enum class Addresses { None, Tack, Driver };
+  Addresses claims_addresses = Addresses::None;
+  // DLPack's device type (DLDeviceType) of the memory to_dlpack() lends and from_dlpack() takes
+  // for this backend: kDLCPU (1) for the CPU, kDLCUDA (2) for CUDA; 0 where none is.
+  int dlpack_device_type = 0;
 
   // Derived from supported_dtypes, so that the two cannot disagree.
   bool supports_f64() const { return supported_dtypes.count(DType::F64) != 0; }

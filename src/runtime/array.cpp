@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
-#include "runtime/backend.hpp"
 #include "runtime/host_values.hpp"
+#include "runtime/internals.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/reductions.hpp"
 
@@ -294,11 +294,14 @@ Array array_from_ptr(void* ptr, const Shape& shape, DType dtype, const Device* d
 }
 
 std::string memory_space(const void* ptr) {
-  // Host memory unless a device backend claims the address. OpenCL's addresses are its own
-  // (never CUDA's), so it is asked first.
-  for (const char* name : {"opencl", "cuda"})
-    if (detail::Backend* b = detail::find_backend(name))
-      if (std::string space = b->memory_space(ptr); !space.empty()) return space;
+  // Host memory unless a device backend claims the address. Addresses Tack makes up are asked
+  // about first: a driver could take one for an address of its own.
+  using A = BackendInfo::Addresses;
+  for (A claim : {A::Tack, A::Driver})
+    for (const BackendInfo* declared : detail::declared_backends())
+      if (declared->claims_addresses == claim)
+        if (detail::Backend* b = detail::find_backend(declared->name))
+          if (std::string space = b->memory_space(ptr); !space.empty()) return space;
   return "cpu";
 }
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/stats.hpp"

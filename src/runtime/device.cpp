@@ -1,17 +1,11 @@
 // The device registry and the default device.
 #include <fmt/format.h>
+
 #include <mutex>
 
-#include "backends/cpu/cpu_backend.hpp"
-#include "backends/cuda/cuda_backend.hpp"
-#include "backends/hip/hip_backend.hpp"
-#include "backends/level_zero/level_zero_backend.hpp"
-#include "backends/opencl/opencl_backend.hpp"
-#ifdef TACK_HAVE_METAL
-#include "backends/metal/metal_backend.hpp"
-#endif
-#include "runtime/backend.hpp"
-#include "runtime/node_local.hpp"
+#include "backends/node_local.hpp"
+#include "backends/registry.hpp"
+#include "runtime/internals.hpp"
 #include "runtime/queue.hpp"
 #include "tack/error.hpp"
 
@@ -19,25 +13,36 @@ namespace tack {
 namespace detail {
 namespace {
 
-// Backends Tack knows, in the order `tack info` lists them. Those not built into this version
-// say so, rather than failing obscurely.
-const char* const kKnownBackends[] = {"cpu", "cuda", "hip", "level_zero", "metal", "opencl"};
+// A backend of backends::backend_table(), probed when first asked for: loading a driver costs
+// time a process that never uses it should not pay.
+struct Slot {
+  const backends::BackendEntry* entry = nullptr;
+  BackendInfo declared;  // what it declares before it is probed
+  std::once_flag once;
+  Probe probe;
+};
 
 struct Registry {
-  std::unique_ptr<Backend> cpu = cpu::make_cpu_backend();
+  std::vector<std::unique_ptr<Slot>> slots;  // in the order `tack info` lists them
   std::mutex mutex;
-  Device default_device = cpu->device(0);
-  // GPU backends are probed when first asked for: loading a driver costs time a CPU-only
-  // process should not pay.
-  std::once_flag opencl_once, cuda_once, hip_once, level_zero_once;
-  opencl::Probe opencl;
-  cuda::Probe cuda;
-  hip::Probe hip;
-  level_zero::Probe level_zero;
-#ifdef TACK_HAVE_METAL
-  std::once_flag metal_once;
-  metal::Probe metal;
-#endif
+  Device default_device;
+  Registry() {
+    for (const backends::BackendEntry& e : backends::backend_table()) {
+      slots.push_back(std::make_unique<Slot>());
+      slots.back()->entry = &e;
+      slots.back()->declared = e.declared_info();
+    }
+    default_device = probed(*slots.front()).backend->device(0);  // the CPU (registry.cpp)
+  }
+  const Probe& probed(Slot& s) {
+    std::call_once(s.once, [&] { s.probe = s.entry->probe(); });
+    return s.probe;
+  }
+  Slot* find(const std::string& name) {
+    for (auto& s : slots)
+      if (s->declared.name == name) return s.get();
+    return nullptr;
+  }
 };
 
 Registry& registry() {
@@ -45,53 +50,8 @@ Registry& registry() {
   return *r;
 }
 
-const opencl::Probe& opencl_probe() {
-  Registry& r = registry();
-  std::call_once(r.opencl_once, [&] { r.opencl = opencl::make_opencl_backend(); });
-  return r.opencl;
-}
-
-const cuda::Probe& cuda_probe() {
-  Registry& r = registry();
-  std::call_once(r.cuda_once, [&] { r.cuda = cuda::make_cuda_backend(); });
-  return r.cuda;
-}
-
-const hip::Probe& hip_probe() {
-  Registry& r = registry();
-  std::call_once(r.hip_once, [&] { r.hip = hip::make_hip_backend(); });
-  return r.hip;
-}
-
-const level_zero::Probe& level_zero_probe() {
-  Registry& r = registry();
-  std::call_once(r.level_zero_once, [&] { r.level_zero = level_zero::make_level_zero_backend(); });
-  return r.level_zero;
-}
-
-#ifdef TACK_HAVE_METAL
-const metal::Probe& metal_probe() {
-  Registry& r = registry();
-  std::call_once(r.metal_once, [&] { r.metal = metal::make_metal_backend(); });
-  return r.metal;
-}
-#endif
-
 std::string unavailable_reason(const std::string& name) {
-  if (name == "opencl") return opencl_probe().reason;
-  if (name == "cuda") return cuda_probe().reason;
-  if (name == "hip") return hip_probe().reason;
-  if (name == "level_zero") return level_zero_probe().reason;
-#ifdef TACK_HAVE_METAL
-  if (name == "metal") return metal_probe().reason;
-#else
-  if (name == "metal")
-    return "the Metal backend is built only on Apple platforms (macOS); this build is not one";
-#endif
-  return fmt::format(
-      "the {} backend is not part of this build of Tack yet; the CPU backend "
-      "('cpu') is",
-      name);
+  return registry().probed(*registry().find(name)).reason;
 }
 
 // The index after "backend:" in a device name.
@@ -121,15 +81,14 @@ Buffer::~Buffer() {
 }
 
 Backend* find_backend(const std::string& name) {
-  if (name == "cpu") return registry().cpu.get();
-  if (name == "opencl") return opencl_probe().backend.get();
-  if (name == "cuda") return cuda_probe().backend.get();
-  if (name == "hip") return hip_probe().backend.get();
-  if (name == "level_zero") return level_zero_probe().backend.get();
-#ifdef TACK_HAVE_METAL
-  if (name == "metal") return metal_probe().backend.get();
-#endif
-  return nullptr;
+  Slot* s = registry().find(name);
+  return s ? registry().probed(*s).backend.get() : nullptr;
+}
+
+std::vector<const BackendInfo*> declared_backends() {
+  std::vector<const BackendInfo*> out;
+  for (const auto& s : registry().slots) out.push_back(&s->declared);
+  return out;
 }
 
 }  // namespace detail
@@ -154,13 +113,12 @@ Device device(const std::string& spec) {
     local = spec.compare(colon + 1, std::string::npos, "local") == 0;
     if (!local) index = detail::parse_device_index(spec, colon);
   }
-  bool known = false;
-  for (const char* k : detail::kKnownBackends) known |= name == k;
-  if (!known)
-    throw ValueError(
-        fmt::format("'{}' is not a backend: use one of cpu, cuda, hip, level_zero, "
-                    "metal, opencl",
-                    name));
+  if (!detail::registry().find(name)) {
+    std::string names;
+    for (const BackendInfo* b : detail::declared_backends())
+      names += (names.empty() ? "" : ", ") + b->name;
+    throw ValueError(fmt::format("'{}' is not a backend: use one of {}", name, names));
+  }
   detail::Backend* b = detail::find_backend(name);
   if (!b) throw DeviceError(detail::unavailable_reason(name));
   // One device per process of the node: the node-local rank, round robin when a node runs more
@@ -187,8 +145,8 @@ std::optional<int> local_size() {
 
 std::vector<Device> devices() {
   std::vector<Device> out;
-  for (const char* k : detail::kKnownBackends)
-    if (detail::Backend* b = detail::find_backend(k))
+  for (const BackendInfo* declared : detail::declared_backends())
+    if (detail::Backend* b = detail::find_backend(declared->name))
       for (int i = 0; i < b->device_count(); ++i) out.push_back(b->device(i));
   return out;
 }
@@ -212,11 +170,11 @@ const BackendInfo& get_backend() {
 
 std::vector<BackendStatus> backend_status() {
   std::vector<BackendStatus> out;
-  for (const char* k : detail::kKnownBackends) {
+  for (const BackendInfo* declared : detail::declared_backends()) {
     BackendStatus s;
-    s.name = k;
-    s.available = detail::find_backend(k) != nullptr;
-    if (!s.available) s.reason = detail::unavailable_reason(k);
+    s.name = declared->name;
+    s.available = detail::find_backend(s.name) != nullptr;
+    if (!s.available) s.reason = detail::unavailable_reason(s.name);
     out.push_back(s);
   }
   return out;

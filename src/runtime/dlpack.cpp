@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "runtime/backend.hpp"
+#include "runtime/internals.hpp"
 #include "runtime/queue.hpp"
 
 namespace tack {
@@ -37,10 +37,10 @@ std::optional<DType> from_dl(DLDataType d) {
 
 DLManagedTensor* to_dlpack(const Array& a) {
   if (!a.valid()) throw TypeError("to_dlpack: an empty tack::Array");
-  // Host memory, and CUDA memory (a real device address, kDLCUDA); OpenCL's addresses are
-  // Tack's own and no consumer could use them.
-  const std::string& type = a.device().type();
-  if (type != "cpu" && type != "cuda")
+  // Host memory, and CUDA memory (a real device address, kDLCUDA): the backends that declare a
+  // DLPack device type. OpenCL's addresses are Tack's own and no consumer could use them.
+  const int type = a.device().backend().dlpack_device_type;
+  if (type == 0)
     throw TypeError(fmt::format(
         "to_dlpack: arrays on {} cannot be exported through DLPack (only host and CUDA memory "
         "can): copy to the host first",
@@ -52,7 +52,7 @@ DLManagedTensor* to_dlpack(const Array& a) {
   lent->shape = a.shape();
   DLTensor& t = lent->tensor.dl_tensor;
   t.data = a.data();
-  t.device = type == "cuda" ? DLDevice{kDLCUDA, a.device().index()} : DLDevice{kDLCPU, 0};
+  t.device = DLDevice{static_cast<DLDeviceType>(type), type == kDLCPU ? 0 : a.device().index()};
   t.ndim = a.ndim();
   t.dtype = to_dl(a.dtype());
   t.shape = lent->shape.data();
@@ -73,13 +73,17 @@ Array from_dlpack(DLManagedTensor* tensor) {
   });
   const DLTensor& t = tensor->dl_tensor;
   // Host memory (pinned and managed CUDA memory are host-accessible too) stays on the CPU;
-  // CUDA device memory becomes an array on that CUDA device.
-  const DLDeviceType kind = t.device.device_type;
-  if (kind != kDLCPU && kind != kDLCUDAHost && kind != kDLCUDAManaged && kind != kDLCUDA)
+  // device memory becomes an array on the device of the backend that declares its device type.
+  DLDeviceType kind = t.device.device_type;
+  if (kind == kDLCUDAHost || kind == kDLCUDAManaged) kind = kDLCPU;
+  const BackendInfo* owner_backend = nullptr;
+  for (const BackendInfo* declared : detail::declared_backends())
+    if (declared->dlpack_device_type == kind) owner_backend = declared;
+  if (!owner_backend)
     throw TypeError(
         fmt::format("from_dlpack: device type {} is neither host nor CUDA memory, the memory "
                     "this build of Tack can use",
-                    static_cast<int>(kind)));
+                    static_cast<int>(t.device.device_type)));
   std::optional<DType> dt = from_dl(t.dtype);
   if (!dt)
     throw TypeError(
@@ -89,8 +93,9 @@ Array from_dlpack(DLManagedTensor* tensor) {
     throw TypeError(fmt::format("from_dlpack: a tensor of {} dimensions without a shape", t.ndim));
   Shape shape(t.shape, t.shape + t.ndim);
   void* data = static_cast<char*>(t.data) + t.byte_offset;
-  Device where =
-      kind == kDLCUDA ? device(fmt::format("cuda:{}", t.device.device_id)) : device("cpu");
+  Device where = kind == kDLCPU
+                     ? device(owner_backend->name)
+                     : device(fmt::format("{}:{}", owner_backend->name, t.device.device_id));
   // Checks the shape (its size must fit in 64 bits) before the strides are compared with it.
   Array out = array_from_ptr(data, shape, *dt, &where, /*writable=*/true, owner);
   if (t.strides) {

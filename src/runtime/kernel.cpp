@@ -13,14 +13,14 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "codegen/llvm/abi.hpp"
+#include "codegen/debug_record.hpp"
 #include "ir/passes.hpp"
 #include "ir/printer.hpp"
 #include "ir/verifier.hpp"
 #include "lang/parser.hpp"
 #include "lang/resolve.hpp"
-#include "runtime/backend.hpp"
 #include "runtime/compile_once.hpp"
+#include "runtime/internals.hpp"
 #include "runtime/launch_bounds.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/source_id.hpp"

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend.hpp"
 #include "ir/index_ranges.hpp"
 #include "ir/passes.hpp"
-#include "runtime/backend.hpp"
 
 namespace tack::detail {
 

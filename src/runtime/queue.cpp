@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 #include "tack/error.hpp"
 
 namespace tack::detail {

@@ -23,8 +23,8 @@
 #include <cstring>
 #include <iterator>
 
-#include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/internals.hpp"
 #include "runtime/source_id.hpp"
 #include "sema/specialize.hpp"
 #include "test_support.hpp"

@@ -16,8 +16,8 @@
 
 #include "backends/cuda/cuda_backend.hpp"
 #include "reference.hpp"
-#include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/internals.hpp"
 #include "tack/dlpack.hpp"
 #include "test_support.hpp"
 

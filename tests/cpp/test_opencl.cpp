@@ -14,8 +14,8 @@
 #include <random>
 
 #include "reference.hpp"
-#include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/internals.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -406,7 +406,7 @@ TEST_F(OpenClExamples, ReturnValuesAndAtomicsRunOnTheDevice) {
 
 // ---- the backend contract directly ----
 
-// The OpenCL backend through the backend contract (src/runtime/backend.hpp), below dispatch.
+// The OpenCL backend through the backend contract (src/backends/backend.hpp), below dispatch.
 struct DirectLaunch {
   detail::Backend* backend = device("opencl").impl();
   detail::CompileOptions options;

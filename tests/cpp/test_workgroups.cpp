@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "ir/printer.hpp"
-#include "runtime/backend.hpp"
+#include "runtime/internals.hpp"
 #include "test_support.hpp"
 
 namespace tack {

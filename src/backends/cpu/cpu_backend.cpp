@@ -44,15 +44,12 @@ class CpuBackend final : public detail::Backend {
   CpuBackend() : Backend(make_info()) {}
 
   static BackendInfo make_info() {
-    BackendInfo i;
-    i.name = "cpu";
-    i.label = "the CPU";
+    BackendInfo i = declared_info();
     i.supported_dtypes = {std::begin(kAllDTypes), std::end(kAllDTypes)};
     i.supported_atomic_dtypes = i.supported_dtypes;
     i.supports_device_reductions = false;
     i.supports_workgroups = false;
     i.max_workgroup_size = 1;
-    i.device_memory_spaces = {"cpu"};
     i.asynchronous = false;
     return i;
   }
@@ -174,8 +171,12 @@ class CpuBackend final : public detail::Backend {
 
 }  // namespace
 
-std::unique_ptr<detail::Backend> make_cpu_backend() {
-  return std::make_unique<CpuBackend>();
+BackendInfo declared_info() {
+  return detail::declared("cpu", "the CPU", {"cpu"}, BackendInfo::Addresses::None, 1 /* kDLCPU */);
+}
+
+detail::Probe probe() {
+  return {std::make_unique<CpuBackend>(), ""};
 }
 
 }  // namespace tack::cpu

@@ -3,10 +3,13 @@
 
 #include <memory>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace tack::cpu {
 
-std::unique_ptr<detail::Backend> make_cpu_backend();
+// Host memory: the addresses no other backend claims, lent and taken through DLPack as kDLCPU.
+BackendInfo declared_info();
+// The CPU backend, which always runs.
+detail::Probe probe();
 
 }  // namespace tack::cpu

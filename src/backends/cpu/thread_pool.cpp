@@ -1,6 +1,6 @@
 #include "backends/cpu/thread_pool.hpp"
 
-#include "runtime/node_local.hpp"
+#include "backends/node_local.hpp"
 
 #include <sched.h>
 

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "backends/gpu/vendor_library.hpp"
+
 namespace tack::cuda {
 namespace {
 
@@ -17,9 +19,7 @@ std::string bind(void* lib, Table& t);
 template <>
 std::string bind(void* lib, CuApi& t) {
   std::string missing;
-#define TACK_CU_BIND(member, symbol, ...)                              \
-  t.member = reinterpret_cast<decltype(t.member)>(dlsym(lib, symbol)); \
-  if (!t.member) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+#define TACK_CU_BIND(member, symbol, ...) backends::bind_symbol(lib, t.member, symbol, missing);
   TACK_CU_FUNCTIONS(TACK_CU_BIND)
 #undef TACK_CU_BIND
   return missing;
@@ -28,9 +28,7 @@ std::string bind(void* lib, CuApi& t) {
 template <>
 std::string bind(void* lib, NvrtcApi& t) {
   std::string missing;
-#define TACK_NVRTC_BIND(member, symbol, ...)                           \
-  t.member = reinterpret_cast<decltype(t.member)>(dlsym(lib, symbol)); \
-  if (!t.member) missing += (missing.empty() ? "" : ", ") + std::string(symbol);
+#define TACK_NVRTC_BIND(member, symbol, ...) backends::bind_symbol(lib, t.member, symbol, missing);
   TACK_NVRTC_FUNCTIONS(TACK_NVRTC_BIND)
 #undef TACK_NVRTC_BIND
   return missing;
@@ -54,9 +52,7 @@ std::vector<std::string> matching(const std::string& pattern) {
 }  // namespace
 
 std::string CuApi::load() {
-  std::string path = env("TACK_CUDA_LIBRARY");
-  if (path.empty()) path = "libcuda.so.1";
-  // Never closed: modules and buffers may outlive any owner that could close it.
+  std::string path = backends::library_path("TACK_CUDA_LIBRARY", "libcuda.so.1");
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib)
     return fmt::format(

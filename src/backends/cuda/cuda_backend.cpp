@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include "backends/cuda/cu_api.hpp"
-#include "backends/gpu_common.hpp"
+#include "backends/gpu/artifact.hpp"
+#include "backends/gpu/gpu_backend.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
 
@@ -40,40 +40,33 @@ const NvrtcApi& require_nvrtc() {
 // rounded (NVRTC's default without --use_fast_math).
 constexpr const char* kNvrtcOptions = "--fmad=false";
 
-struct DeviceState {
+struct DeviceState : backends::GpuDevice {
   CUdevice id = 0;
-  std::string name;
   int arch = 0;  // compute capability, 90 for 9.0
   int max_threads = 1;
-  std::once_flag started;
-  std::string start_error;
   CUcontext context = nullptr;  // the device's primary context
   CUstream stream = nullptr;    // launches, copies and fills, in order
 };
 
-struct CudaCode : detail::LoadedCode {
+struct CudaCode : backends::GpuCode {
   const CuApi* cu = nullptr;
   CUcontext context = nullptr;
   CUmodule module = nullptr;
   CUfunction main = nullptr;
   CUfunction result = nullptr;  // `<entry>_result`, kernels with a `return` value
-  int max_threads = 1;          // what the compiled main entry allows per block
   ~CudaCode() override {
     // Errors are ignored: at exit the driver may already be gone.
     if (module && cu->CtxSetCurrent(context) == CUDA_SUCCESS) cu->ModuleUnload(module);
   }
 };
 
-class CudaBackend final : public detail::Backend {
+class CudaBackend final : public backends::GpuBackend {
  public:
   CudaBackend(CuApi cu, int driver_version, std::vector<std::unique_ptr<DeviceState>> devices,
               BackendInfo info)
-      : Backend(std::move(info)),
+      : GpuBackend(std::move(info), gpu_devices(std::move(devices)), 0x7fffffffu),
         cu_(cu),
-        driver_version_(driver_version),
-        devices_(std::move(devices)) {}
-
-  int device_count() const override { return static_cast<int>(devices_.size()); }
+        driver_version_(driver_version) {}
 
   // ---- memory ----
 
@@ -88,7 +81,7 @@ class CudaBackend final : public detail::Backend {
 
   // Cannot throw: runs in destructors, possibly at exit after the driver is gone.
   void release(int device, void* ptr) override {
-    cu_.CtxSetCurrent(devices_.at(device)->context);
+    cu_.CtxSetCurrent(device_as<DeviceState>(device).context);
     cu_.MemFree(reinterpret_cast<CUdeviceptr>(ptr));
   }
 
@@ -150,156 +143,97 @@ class CudaBackend final : public detail::Backend {
       std::memcpy(&v, pattern, 4);
       check(cu_.MemsetD32Async(d, v, count, s), "filling a buffer");
     } else {
-      // 8-byte elements: no memset of that width. Staged through the host; waited for, since
-      // the staging memory goes away here.
-      std::vector<unsigned char> staged(pattern_bytes * count);
-      for (size_t i = 0; i < count; ++i)
-        std::memcpy(staged.data() + i * pattern_bytes, pattern, pattern_bytes);
-      check(cu_.MemcpyHtoDAsync(d, staged.data(), staged.size(), s), "filling a buffer");
-      check(cu_.StreamSynchronize(s), "filling a buffer");
+      fill_by_copies(device, dst, pattern, pattern_bytes, count);  // no memset of 8 bytes
     }
   }
 
   // ---- code ----
 
   std::string cache_target(int device) override {
-    const DeviceState& d = *devices_.at(device);
-    return fmt::format("device {}; {}", d.name, ptx_cache_target(d.arch, driver_version_));
+    const DeviceState& d = device_as<DeviceState>(device);
+    return fmt::format("device {}; {}", d.description, ptx_cache_target(d.arch, driver_version_));
   }
 
   std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int device) override {
-    return compile_ptx(k, o, devices_.at(device)->arch);
-  }
-
-  std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
-                                           const detail::CompileOptions& o, int device) override {
-    DeviceState& d = started(device);
-    auto code = std::make_unique<CudaCode>();
-    code->cu = &cu_;
-    code->context = d.context;
-    // The PTX is text: the driver compiles it for the device here.
-    if (CUresult r = cu_.ModuleLoadData(&code->module, artifact.c_str()); r != CUDA_SUCCESS)
-      throw DeviceError(fmt::format("kernel '{}': the CUDA driver did not load its PTX: {}", k.name,
-                                    cu_.error_name(r)));
-    auto entry = [&](const std::string& name) {
-      CUfunction f = nullptr;
-      if (CUresult r = cu_.ModuleGetFunction(&f, code->module, name.c_str()); r != CUDA_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': the CUDA module has no entry '{}': {}", k.name,
-                                      name, cu_.error_name(r)));
-      return f;
-    };
-    code->main = entry(o.symbol_prefix);
-    if (k.result) code->result = entry(o.symbol_prefix + "_result");
-    if (cu_.FuncGetAttribute(&code->max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                             code->main) != CUDA_SUCCESS)
-      code->max_threads = d.max_threads;
-    return code;
-  }
-
-  void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
-              int device) override {
-    auto& code = static_cast<CudaCode&>(base);
-    CUstream s = stream(device);
-    const DeviceState& state = *devices_.at(device);
-    if (k.workgroup_size > 0 && k.workgroup_size > code.max_threads)
-      throw DeviceError(fmt::format(
-          "kernel '{}' runs in workgroups of {} threads, but on CUDA device {} ({}) its compiled "
-          "code allows at most {} per block",
-          k.name, k.workgroup_size, device, state.name, code.max_threads));
-
-    // cuLaunchKernel takes a pointer to each argument's value, in the order of the generated
-    // parameters (docs/backends.md): arrays as a device pointer and their extents, scalars by
-    // value (their low bytes), then start, step and count per dimension, then the debug record.
-    std::vector<CUdeviceptr> pointers;
-    pointers.reserve(k.params.size() + 2);  // never reallocated: `args` points into it
-    std::vector<void*> args;
-    for (size_t p = 0; p < k.params.size(); ++p) {
-      const ir::Param& param = k.params[p];
-      if (param.is_local_array()) continue;
-      if (param.type.is_array()) {
-        pointers.push_back(reinterpret_cast<CUdeviceptr>(a.params[p].data));
-        args.push_back(&pointers.back());
-        for (int d = 0; d < param.type.rank; ++d)
-          args.push_back(const_cast<int64_t*>(&a.params[p].shape[d]));
-      } else {
-        args.push_back(const_cast<uint64_t*>(&a.params[p].scalar));
-      }
-    }
-    for (size_t d = 0; d < k.dims.size(); ++d) {
-      args.push_back(const_cast<int64_t*>(&a.start[d]));
-      args.push_back(const_cast<int64_t*>(&a.step[d]));
-      args.push_back(const_cast<int64_t*>(&a.count[d]));
-    }
-    pointers.push_back(reinterpret_cast<CUdeviceptr>(a.debug_record));
-    args.push_back(&pointers.back());
-
-    uint64_t total = detail::launch_threads(k, a);
-    if (total > 0) {
-      // Threads past the total return at once: round up to whole blocks.
-      int block = k.workgroup_size > 0 ? k.workgroup_size
-                                       : std::min(256, std::max(32, code.max_threads / 32 * 32));
-      uint64_t grid = (total + block - 1) / block;
-      if (grid > 0x7fffffffu)
-        throw ValueError(fmt::format(
-            "kernel '{}': {} iterations need {} blocks of {} threads, more than CUDA's 2^31 - 1",
-            k.name, total, grid, block));
-      CUresult r = cu_.LaunchKernel(code.main, static_cast<unsigned>(grid), 1, 1,
-                                    static_cast<unsigned>(block), 1, 1, 0, s, args.data(), nullptr);
-      if (r != CUDA_SUCCESS)
-        throw DeviceError(
-            fmt::format("kernel '{}': CUDA could not queue the launch of {} threads: {}", k.name,
-                        total, cu_.error_name(r)));
-    }
-    if (k.result && a.result) {
-      // One thread computes the value after the loop; reading it waits for it.
-      CUdeviceptr out = 0;
-      if (CUresult r = cu_.MemAlloc(&out, 8); r != CUDA_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': no CUDA memory for its return value: {}",
-                                      k.name, cu_.error_name(r)));
-      struct Free {
-        const CuApi& cu;
-        CUdeviceptr p;
-        ~Free() { cu.MemFree(p); }
-      } free_out{cu_, out};
-      args.push_back(&out);
-      CUresult r = cu_.LaunchKernel(code.result, 1, 1, 1, 1, 1, 1, 0, s, args.data(), nullptr);
-      if (r == CUDA_SUCCESS) r = cu_.MemcpyDtoHAsync(a.result, out, 8, s);
-      if (r == CUDA_SUCCESS) r = cu_.StreamSynchronize(s);
-      if (r != CUDA_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': computing its return value failed: {}", k.name,
-                                      cu_.error_name(r)));
-    }
+    return compile_ptx(k, o, device_as<DeviceState>(device).arch);
   }
 
   void synchronize(int device) override {
-    DeviceState& d = *devices_.at(device);
+    DeviceState& d = device_as<DeviceState>(device);
     if (!d.stream) return;
     check(cu_.CtxSetCurrent(d.context), "making the device's context current");
     check(cu_.StreamSynchronize(d.stream), "running queued work");
   }
 
-  std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
-    return codegen::generate_source(k, "cuda", o.symbol_prefix);
+ private:
+  // ---- the GPU layer's vendor calls ----
+
+  // The device's primary context and stream.
+  std::string start(int device, backends::GpuDevice& base) override {
+    auto& d = static_cast<DeviceState&>(base);
+    CUresult r = cu_.PrimaryCtxRetain(&d.context, d.id);
+    if (r == CUDA_SUCCESS) r = cu_.CtxSetCurrent(d.context);
+    if (r == CUDA_SUCCESS) r = cu_.StreamCreate(&d.stream, 0);
+    if (r == CUDA_SUCCESS) return "";
+    return fmt::format("CUDA device {} ({}) has no context or stream: {}", device, d.description,
+                       cu_.error_name(r));
   }
 
- private:
-  // The device, started on first use (its primary context and stream), with its context
-  // current on this thread.
-  DeviceState& started(int device) {
-    DeviceState& d = *devices_.at(device);
-    std::call_once(d.started, [&] {
-      CUresult r = cu_.PrimaryCtxRetain(&d.context, d.id);
-      if (r == CUDA_SUCCESS) r = cu_.CtxSetCurrent(d.context);
-      if (r == CUDA_SUCCESS) r = cu_.StreamCreate(&d.stream, 0);
-      if (r != CUDA_SUCCESS)
-        d.start_error = fmt::format("CUDA device {} ({}) has no context or stream: {}", device,
-                                    d.name, cu_.error_name(r));
-    });
-    if (!d.start_error.empty()) throw DeviceError(d.start_error);
-    check(cu_.CtxSetCurrent(d.context), "making the device's context current");
-    return d;
+  void make_current(int, backends::GpuDevice& d) override {
+    check(cu_.CtxSetCurrent(static_cast<DeviceState&>(d).context),
+          "making the device's context current");
   }
-  CUstream stream(int device) { return started(device).stream; }
+
+  std::unique_ptr<backends::GpuCode> load_module(const std::string& artifact, const ir::Kernel& k,
+                                                 const detail::CompileOptions&,
+                                                 int device) override {
+    auto code = std::make_unique<CudaCode>();
+    code->cu = &cu_;
+    code->context = device_as<DeviceState>(device).context;
+    // The PTX is text: the driver compiles it for the device here.
+    if (CUresult r = cu_.ModuleLoadData(&code->module, artifact.c_str()); r != CUDA_SUCCESS)
+      throw DeviceError(fmt::format("kernel '{}': the CUDA driver did not load its PTX: {}", k.name,
+                                    cu_.error_name(r)));
+    return code;
+  }
+
+  std::string find_entry(backends::GpuCode& base, const std::string& name, backends::Entry which,
+                         int device) override {
+    auto& code = static_cast<CudaCode&>(base);
+    CUfunction f = nullptr;
+    if (CUresult r = cu_.ModuleGetFunction(&f, code.module, name.c_str()); r != CUDA_SUCCESS)
+      return cu_.error_name(r);
+    if (which == backends::Entry::Result) {
+      code.result = f;
+      return "";
+    }
+    code.main = f;
+    // What the compiled code allows per block (its registers may allow fewer than the device).
+    if (cu_.FuncGetAttribute(&code.max_group, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) !=
+        CUDA_SUCCESS)
+      code.max_group = device_as<DeviceState>(device).max_threads;
+    code.default_group =
+        static_cast<uint32_t>(std::min(256, std::max(32, code.max_group / 32 * 32)));
+    return "";
+  }
+
+  // cuLaunchKernel takes a pointer to each argument's value (docs/backends.md).
+  void enqueue(backends::GpuCode& base, int device, const std::vector<backends::Dispatch>& ds,
+               const ir::Kernel& k) override {
+    auto& code = static_cast<CudaCode&>(base);
+    CUstream s = stream(device);
+    for (const backends::Dispatch& d : ds) {
+      backends::ArgPointers args(d.args);
+      CUresult r = cu_.LaunchKernel(d.entry == backends::Entry::Main ? code.main : code.result,
+                                    static_cast<unsigned>(d.groups), 1, 1, d.group, 1, 1, 0, s,
+                                    args.data(), nullptr);
+      if (r != CUDA_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': CUDA could not queue {}: {}", k.name, d.what(),
+                                      cu_.error_name(r)));
+    }
+  }
+
+  CUstream stream(int device) { return started_as<DeviceState>(device).stream; }
 
   static CUdeviceptr address(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
 
@@ -326,27 +260,22 @@ class CudaBackend final : public detail::Backend {
 
   CuApi cu_;
   int driver_version_ = 0;
-  std::vector<std::unique_ptr<DeviceState>> devices_;
 };
 
 BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {
-  BackendInfo i;
-  i.name = "cuda";
-  i.label = "CUDA";
   int max_threads = 1 << 30;
   for (const auto& d : devices) max_threads = std::min(max_threads, d->max_threads);
-  for (DType t : kAllDTypes) i.supported_dtypes.insert(t);
-  i.supported_atomic_dtypes = {DType::I32, DType::U32, DType::I64,
-                               DType::U64, DType::F32, DType::F64};
-  i.supports_device_reductions = false;
-  i.supports_workgroups = true;
-  i.max_workgroup_size = max_threads;
-  i.device_memory_spaces = {"cuda", "cuda_pinned", "cuda_managed"};
-  i.asynchronous = true;
-  return i;
+  return backends::gpu_info(
+      declared_info(), true,
+      {DType::I32, DType::U32, DType::I64, DType::U64, DType::F32, DType::F64}, max_threads);
 }
 
 }  // namespace
+
+BackendInfo declared_info() {
+  return detail::declared("cuda", "CUDA", {"cuda", "cuda_pinned", "cuda_managed"},
+                          BackendInfo::Addresses::Driver, 2 /* kDLCUDA */);
+}
 
 std::string nvrtc_missing() {
   return nvrtc().missing;
@@ -396,27 +325,21 @@ std::string compile_ptx(const ir::Kernel& k, const detail::CompileOptions& o, in
   return ptx;
 }
 
-Probe make_cuda_backend() {
-  Probe probe;
+detail::Probe probe() {
   CuApi cu;
-  if (std::string why = cu.load(); !why.empty()) {
-    probe.reason = why;
-    return probe;
-  }
+  if (std::string why = cu.load(); !why.empty()) return {nullptr, why};
   int count = 0;
   CUresult r = cu.DeviceGetCount(&count);
-  if (r != CUDA_SUCCESS || count == 0) {
-    probe.reason = fmt::format("the CUDA driver sees no device{}",
-                               r == CUDA_SUCCESS ? "" : " (" + cu.error_name(r) + ")");
-    return probe;
-  }
+  if (r != CUDA_SUCCESS || count == 0)
+    return {nullptr, fmt::format("the CUDA driver sees no device{}",
+                                 r == CUDA_SUCCESS ? "" : " (" + cu.error_name(r) + ")")};
   std::vector<std::unique_ptr<DeviceState>> devices;
   for (int i = 0; i < count; ++i) {
     auto d = std::make_unique<DeviceState>();
     if (cu.DeviceGet(&d->id, i) != CUDA_SUCCESS) continue;
     char name[256] = {};
     cu.DeviceGetName(name, sizeof name - 1, d->id);
-    d->name = name;
+    d->description = name;
     int major = 0, minor = 0;
     cu.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->id);
     cu.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->id);
@@ -424,20 +347,14 @@ Probe make_cuda_backend() {
     cu.DeviceGetAttribute(&d->max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->id);
     devices.push_back(std::move(d));
   }
-  if (devices.empty()) {
-    probe.reason = "the CUDA driver lists devices but none could be opened";
-    return probe;
-  }
-  if (std::string why = nvrtc_missing(); !why.empty()) {
-    probe.reason = fmt::format("the CUDA driver works, but {}", why);
-    return probe;
-  }
+  if (devices.empty()) return {nullptr, "the CUDA driver lists devices but none could be opened"};
+  if (std::string why = nvrtc_missing(); !why.empty())
+    return {nullptr, fmt::format("the CUDA driver works, but {}", why)};
   int driver_version = 0;
   cu.DriverGetVersion(&driver_version);
   BackendInfo info = make_info(devices);
-  probe.backend =
-      std::make_unique<CudaBackend>(cu, driver_version, std::move(devices), std::move(info));
-  return probe;
+  return {std::make_unique<CudaBackend>(cu, driver_version, std::move(devices), std::move(info)),
+          ""};
 }
 
 }  // namespace tack::cuda

@@ -7,17 +7,15 @@
 #include <memory>
 #include <string>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace tack::cuda {
 
-struct Probe {
-  std::unique_ptr<detail::Backend> backend;  // null when CUDA cannot run here
-  std::string reason;                        // why, and what to install
-};
-
+// Device addresses the driver recognizes (also of memory other libraries allocated), lent and
+// taken through DLPack as kDLCUDA.
+BackendInfo declared_info();
 // Loads the driver (cuInit first), lists the devices, loads NVRTC.
-Probe make_cuda_backend();
+detail::Probe probe();
 
 // The pieces of compilation that need no driver, exposed so that tests can check the PTX and its
 // disk-cache entry on a machine without a GPU. The backend itself uses them.

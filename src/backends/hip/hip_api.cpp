@@ -7,17 +7,13 @@
 
 #include <cstdlib>
 
+#include "backends/gpu/vendor_library.hpp"
 #include "tack/error.hpp"
 
 namespace tack::hip {
 namespace {
 
-template <typename F>
-bool find(void* lib, F& fn, const char* name, std::string& missing) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  if (!fn) missing += fmt::format("{}{}", missing.empty() ? "" : ", ", name);
-  return fn != nullptr;
-}
+using backends::bind_symbol;
 
 HipApi load() {
   HipApi api;
@@ -30,7 +26,7 @@ HipApi load() {
   void* lib = nullptr;
   std::string why;
   for (const std::string& name : candidates) {
-    // Never closed: modules and buffers may outlive any owner that could close it.
+    // Never closed (vendor_library.hpp).
     lib = dlmopen(LM_ID_NEWLM, name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib) {
       api.library = name;
@@ -48,27 +44,27 @@ HipApi load() {
   }
   api.environment = static_cast<char***>(dlsym(lib, "environ"));
   std::string missing;
-  find(lib, api.Init, "hipInit", missing);
-  find(lib, api.GetDeviceCount, "hipGetDeviceCount", missing);
-  find(lib, api.SetDevice, "hipSetDevice", missing);
+  bind_symbol(lib, api.Init, "hipInit", missing);
+  bind_symbol(lib, api.GetDeviceCount, "hipGetDeviceCount", missing);
+  bind_symbol(lib, api.SetDevice, "hipSetDevice", missing);
   api.GetDeviceProperties = reinterpret_cast<decltype(api.GetDeviceProperties)>(
       dlsym(lib, "hipGetDevicePropertiesR0600"));
   if (!api.GetDeviceProperties)
-    find(lib, api.GetDeviceProperties, "hipGetDeviceProperties", missing);
-  find(lib, api.DriverGetVersion, "hipDriverGetVersion", missing);
-  find(lib, api.GetErrorString, "hipGetErrorString", missing);
-  find(lib, api.StreamCreate, "hipStreamCreate", missing);
-  find(lib, api.StreamSynchronize, "hipStreamSynchronize", missing);
-  find(lib, api.Malloc, "hipMalloc", missing);
-  find(lib, api.Free, "hipFree", missing);
-  find(lib, api.MemcpyAsync, "hipMemcpyAsync", missing);
-  find(lib, api.MemsetD8Async, "hipMemsetD8Async", missing);
-  find(lib, api.MemsetD16Async, "hipMemsetD16Async", missing);
-  find(lib, api.MemsetD32Async, "hipMemsetD32Async", missing);
-  find(lib, api.ModuleLoadData, "hipModuleLoadData", missing);
-  find(lib, api.ModuleUnload, "hipModuleUnload", missing);
-  find(lib, api.ModuleGetFunction, "hipModuleGetFunction", missing);
-  find(lib, api.ModuleLaunchKernel, "hipModuleLaunchKernel", missing);
+    bind_symbol(lib, api.GetDeviceProperties, "hipGetDeviceProperties", missing);
+  bind_symbol(lib, api.DriverGetVersion, "hipDriverGetVersion", missing);
+  bind_symbol(lib, api.GetErrorString, "hipGetErrorString", missing);
+  bind_symbol(lib, api.StreamCreate, "hipStreamCreate", missing);
+  bind_symbol(lib, api.StreamSynchronize, "hipStreamSynchronize", missing);
+  bind_symbol(lib, api.Malloc, "hipMalloc", missing);
+  bind_symbol(lib, api.Free, "hipFree", missing);
+  bind_symbol(lib, api.MemcpyAsync, "hipMemcpyAsync", missing);
+  bind_symbol(lib, api.MemsetD8Async, "hipMemsetD8Async", missing);
+  bind_symbol(lib, api.MemsetD16Async, "hipMemsetD16Async", missing);
+  bind_symbol(lib, api.MemsetD32Async, "hipMemsetD32Async", missing);
+  bind_symbol(lib, api.ModuleLoadData, "hipModuleLoadData", missing);
+  bind_symbol(lib, api.ModuleUnload, "hipModuleUnload", missing);
+  bind_symbol(lib, api.ModuleGetFunction, "hipModuleGetFunction", missing);
+  bind_symbol(lib, api.ModuleLaunchKernel, "hipModuleLaunchKernel", missing);
   if (!missing.empty())
     api.runtime_missing = fmt::format(
         "'{}' lacks HIP runtime functions ({}): install ROCm 5 or later", api.library, missing);
@@ -91,14 +87,14 @@ HipApi load() {
     return api;
   }
   missing.clear();
-  find(rtc, api.RtcVersion, "hiprtcVersion", missing);
-  find(rtc, api.RtcCreateProgram, "hiprtcCreateProgram", missing);
-  find(rtc, api.RtcCompileProgram, "hiprtcCompileProgram", missing);
-  find(rtc, api.RtcGetProgramLogSize, "hiprtcGetProgramLogSize", missing);
-  find(rtc, api.RtcGetProgramLog, "hiprtcGetProgramLog", missing);
-  find(rtc, api.RtcGetCodeSize, "hiprtcGetCodeSize", missing);
-  find(rtc, api.RtcGetCode, "hiprtcGetCode", missing);
-  find(rtc, api.RtcDestroyProgram, "hiprtcDestroyProgram", missing);
+  bind_symbol(rtc, api.RtcVersion, "hiprtcVersion", missing);
+  bind_symbol(rtc, api.RtcCreateProgram, "hiprtcCreateProgram", missing);
+  bind_symbol(rtc, api.RtcCompileProgram, "hiprtcCompileProgram", missing);
+  bind_symbol(rtc, api.RtcGetProgramLogSize, "hiprtcGetProgramLogSize", missing);
+  bind_symbol(rtc, api.RtcGetProgramLog, "hiprtcGetProgramLog", missing);
+  bind_symbol(rtc, api.RtcGetCodeSize, "hiprtcGetCodeSize", missing);
+  bind_symbol(rtc, api.RtcGetCode, "hiprtcGetCode", missing);
+  bind_symbol(rtc, api.RtcDestroyProgram, "hiprtcDestroyProgram", missing);
   if (!missing.empty())
     api.rtc_missing = fmt::format("hipRTC lacks functions ({}): install ROCm 5 or later", missing);
   return api;

@@ -6,17 +6,15 @@
 #include <memory>
 #include <string>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace tack::hip {
 
-struct Probe {
-  std::unique_ptr<detail::Backend> backend;  // null when HIP cannot run here
-  std::string reason;                        // why, and what to install
-};
-
+// Not asked by memory_space() yet (which answers "cpu" for this memory), nor exchanged through
+// DLPack from C++ (the Python bindings lend it).
+BackendInfo declared_info();
 // Loads libamdhip64 (in its own link namespace), checks hipInit, and lists the devices.
-Probe make_hip_backend();
+detail::Probe probe();
 
 // The artifact the backend stores in the disk cache for `k` on a device of architecture `arch`
 // (gfx90a...): the code object hipRTC makes. The backend's own compile path, exposed so that it

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <map>
 #include <mutex>
 
-#include "backends/gpu_common.hpp"
+#include "backends/gpu/address_map.hpp"
+#include "backends/gpu/artifact.hpp"
+#include "backends/gpu/gpu_backend.hpp"
 #include "backends/level_zero/ze_api.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
@@ -19,16 +20,13 @@ namespace {
 // The group size of kernels without workgroup primitives (threads past the count return).
 constexpr uint32_t kDefaultGroup = 64;
 
-struct DeviceState {
+struct DeviceState : backends::GpuDevice {
   ze_driver_handle_t driver = nullptr;
   ze_device_handle_t id = nullptr;
   std::string ocloc_device;  // the PCI id, which ocloc takes as a device name: 0x0bd5
-  std::string description;   // name, PCI id, driver version
   uint32_t module_flags = 0;
   uint32_t max_group = 1;
   uint32_t compute_ordinal = 0;  // the command queue group that runs kernels
-  std::once_flag started;
-  std::string start_error;
   ze_context_handle_t context = nullptr;
   ze_command_list_handle_t list = nullptr;  // immediate, asynchronous
   ze_event_pool_handle_t pool = nullptr;
@@ -36,7 +34,7 @@ struct DeviceState {
   std::mutex mutex;                  // one thread appends to the list at a time
 };
 
-struct ZeCode : detail::LoadedCode {
+struct ZeCode : backends::GpuCode {
   const ZeApi* ze = nullptr;
   ze_module_handle_t module = nullptr;
   ze_kernel_handle_t main = nullptr;
@@ -57,17 +55,15 @@ std::string generate(const ir::Kernel& k, const detail::CompileOptions& o) {
   return backends::generated_source(k, "level_zero", "Level Zero", o.symbol_prefix);
 }
 
-class LevelZeroBackend final : public detail::Backend {
+class LevelZeroBackend final : public backends::GpuBackend {
  public:
   LevelZeroBackend(ZeApi ze, std::vector<std::unique_ptr<DeviceState>> devices, BackendInfo info)
-      : Backend(std::move(info)), ze_(ze), devices_(std::move(devices)) {}
-
-  int device_count() const override { return static_cast<int>(devices_.size()); }
+      : GpuBackend(std::move(info), gpu_devices(std::move(devices)), UINT32_MAX), ze_(ze) {}
 
   // ---- memory ----
 
   void* allocate(int device, size_t bytes) override {
-    DeviceState& d = started(device);
+    DeviceState& d = started_as<DeviceState>(device);
     ze_device_mem_alloc_desc_t desc{};
     desc.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC;
     void* p = nullptr;
@@ -75,53 +71,32 @@ class LevelZeroBackend final : public detail::Backend {
     if (r != ZE_RESULT_SUCCESS || !p)
       throw DeviceError(fmt::format("Level Zero device {} cannot allocate {} bytes: {}", device,
                                     bytes, result_name(r)));
-    std::lock_guard lock(mutex_);
-    memory_[reinterpret_cast<uintptr_t>(p)] = std::max<size_t>(bytes, 1);
+    memory_.add(p, bytes, true);
     return p;
   }
 
   void release(int device, void* ptr) override {
-    {
-      std::lock_guard lock(mutex_);
-      memory_.erase(reinterpret_cast<uintptr_t>(ptr));
-    }
-    ze_.MemFree(started(device).context, ptr);  // the runtime waited for queued work first
+    memory_.remove(ptr);
+    // The runtime waited for queued work first.
+    ze_.MemFree(started_as<DeviceState>(device).context, ptr);
   }
 
-  bool owns(const void* address) override {
-    auto a = reinterpret_cast<uintptr_t>(address);
-    std::lock_guard lock(mutex_);
-    auto it = memory_.upper_bound(a);
-    return it != memory_.begin() && a - std::prev(it)->first < std::prev(it)->second;
-  }
+  bool owns(const void* address) override { return memory_.contains(address); }
 
   void copy_to_host(int device, void* dst, const void* src, size_t n) override {
-    if (n == 0) return;
-    DeviceState& d = started(device);
-    std::lock_guard lock(d.mutex);
-    append(d, ze_.CommandListAppendMemoryCopy(d.list, dst, src, n, nullptr, 0, nullptr),
-           "reading a buffer");
-    wait(d, "reading a buffer");
+    copy(device, dst, src, n, "reading a buffer", true);
   }
   void copy_from_host(int device, void* dst, const void* src, size_t n) override {
-    if (n == 0) return;
-    DeviceState& d = started(device);
-    std::lock_guard lock(d.mutex);
-    append(d, ze_.CommandListAppendMemoryCopy(d.list, dst, src, n, nullptr, 0, nullptr),
-           "writing a buffer");
-    wait(d, "writing a buffer");  // the caller's host memory may go away when this returns
+    // Waited for: the caller's host memory may go away when this returns.
+    copy(device, dst, src, n, "writing a buffer", true);
   }
   void copy_on_device(int device, void* dst, const void* src, size_t n) override {
-    if (n == 0) return;
-    DeviceState& d = started(device);
-    std::lock_guard lock(d.mutex);
-    append(d, ze_.CommandListAppendMemoryCopy(d.list, dst, src, n, nullptr, 0, nullptr),
-           "copying a buffer");
+    copy(device, dst, src, n, "copying a buffer", false);
   }
   void fill(int device, void* dst, const void* pattern, size_t pattern_bytes,
             size_t count) override {
     if (count == 0) return;
-    DeviceState& d = started(device);
+    DeviceState& d = started_as<DeviceState>(device);
     std::lock_guard lock(d.mutex);
     append(d,
            ze_.CommandListAppendMemoryFill(d.list, dst, pattern, pattern_bytes,
@@ -132,25 +107,73 @@ class LevelZeroBackend final : public detail::Backend {
   // ---- code ----
 
   std::string cache_target(int device) override {
-    const DeviceState& d = *devices_.at(device);
+    const DeviceState& d = device_as<DeviceState>(device);
     const Ocloc& oc = ocloc();
     return fmt::format("{}; ocloc {} -device {}; options {}", d.description,
                        oc.version ? oc.version() : 0, d.ocloc_device, build_options());
   }
 
   std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int device) override {
-    return compile_artifact(k, o, devices_.at(device)->ocloc_device);
+    return compile_artifact(k, o, device_as<DeviceState>(device).ocloc_device);
   }
 
-  std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
-                                           const detail::CompileOptions& o, int device) override {
-    DeviceState& d = started(device);
+  void synchronize(int device) override {
+    DeviceState& d = device_as<DeviceState>(device);
+    if (!d.list) return;
+    std::lock_guard lock(d.mutex);
+    wait(d, "finishing queued work");
+  }
+
+ private:
+  // ---- the GPU layer's vendor calls ----
+
+  std::string start(int device, backends::GpuDevice& base) override {
+    auto& d = static_cast<DeviceState&>(base);
+    ze_context_desc_t context{};
+    context.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC;
+    ze_result_t r = ze_.ContextCreate(d.driver, &context, &d.context);
+    if (r == ZE_RESULT_SUCCESS) {
+      // Immediate and asynchronous: an append returns once queued. Commands of one list may
+      // overlap, so a barrier follows each one (see append).
+      ze_command_queue_desc_t queue{};
+      queue.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+      queue.ordinal = d.compute_ordinal;
+      queue.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+      queue.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+      r = ze_.CommandListCreateImmediate(d.context, d.id, &queue, &d.list);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+      ze_event_pool_desc_t pool{};
+      pool.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
+      pool.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+      pool.count = 1;
+      r = ze_.EventPoolCreate(d.context, &pool, 1, &d.id, &d.pool);
+    }
+    if (r == ZE_RESULT_SUCCESS) {
+      ze_event_desc_t event{};
+      event.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+      event.index = 0;
+      event.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+      event.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+      r = ze_.EventCreate(d.pool, &event, &d.done);
+    }
+    if (r == ZE_RESULT_SUCCESS) return "";
+    return fmt::format("Level Zero device {} ({}) has no context or command list: {}", device,
+                       d.description, result_name(r));
+  }
+
+  std::unique_ptr<backends::GpuCode> load_module(const std::string& artifact, const ir::Kernel& k,
+                                                 const detail::CompileOptions&,
+                                                 int device) override {
+    DeviceState& d = device_as<DeviceState>(device);
     std::string native, spirv;
     if (!unpack_artifact(artifact, native, spirv))
       throw DeviceError(
           fmt::format("kernel '{}': the cached Level Zero module is malformed", k.name));
     auto code = std::make_unique<ZeCode>();
     code->ze = &ze_;
+    code->default_group = kDefaultGroup;
+    code->max_group = static_cast<int>(std::min<uint32_t>(d.max_group, INT_MAX));
     std::string log;
     // The native binary; the SPIR-V when the driver refuses it (another driver build).
     code->module = create_module(d, ZE_MODULE_FORMAT_NATIVE, native, nullptr);
@@ -159,155 +182,56 @@ class LevelZeroBackend final : public detail::Backend {
       throw DeviceError(fmt::format(
           "kernel '{}': Level Zero refused both the native binary and the SPIR-V. Build log:\n{}",
           k.name, log));
-    auto kernel = [&](const std::string& name) {
-      ze_kernel_desc_t desc{};
-      desc.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
-      desc.pKernelName = name.c_str();
-      ze_kernel_handle_t h = nullptr;
-      ze_result_t r = ze_.KernelCreate(code->module, &desc, &h);
-      if (r != ZE_RESULT_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': the Level Zero module has no entry '{}': {}",
-                                      k.name, name, result_name(r)));
-      return h;
-    };
-    code->main = kernel(o.symbol_prefix);
-    if (k.result) code->result = kernel(o.symbol_prefix + "_result");
     return code;
   }
 
-  void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
-              int device) override {
+  std::string find_entry(backends::GpuCode& base, const std::string& name, backends::Entry which,
+                         int) override {
     auto& code = static_cast<ZeCode&>(base);
-    DeviceState& d = started(device);
-    if (k.workgroup_size > 0 && static_cast<uint32_t>(k.workgroup_size) > d.max_group)
-      throw DeviceError(fmt::format(
-          "kernel '{}' runs in workgroups of {} work items, but Level Zero device {} ({}) allows "
-          "at most {}",
-          k.name, k.workgroup_size, device, d.description, d.max_group));
+    ze_kernel_desc_t desc{};
+    desc.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
+    desc.pKernelName = name.c_str();
+    ze_kernel_handle_t& h = which == backends::Entry::Main ? code.main : code.result;
+    ze_result_t r = ze_.KernelCreate(code.module, &desc, &h);
+    return r == ZE_RESULT_SUCCESS ? "" : result_name(r);
+  }
+
+  // Arguments are set on the kernel object; each launch is followed by a barrier (see append).
+  void enqueue(backends::GpuCode& base, int device, const std::vector<backends::Dispatch>& ds,
+               const ir::Kernel& k) override {
+    auto& code = static_cast<ZeCode&>(base);
+    DeviceState& d = started_as<DeviceState>(device);
     std::lock_guard code_lock(code.mutex);
     std::lock_guard list_lock(d.mutex);
-    uint32_t slot = 0;
-    auto set = [&](ze_kernel_handle_t kernel, size_t size, const void* value) {
-      ze_result_t r = ze_.KernelSetArgumentValue(kernel, slot, size, value);
-      if (r != ZE_RESULT_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': Level Zero refused argument {}: {}", k.name,
-                                      slot, result_name(r)));
-      ++slot;
-    };
-    auto set_all = [&](ze_kernel_handle_t kernel) {
-      slot = 0;
-      for (size_t p = 0; p < k.params.size(); ++p) {
-        const ir::Param& param = k.params[p];
-        if (param.is_local_array()) continue;
-        if (param.type.is_array()) {
-          set(kernel, sizeof(void*), &a.params[p].data);
-          for (int dim = 0; dim < param.type.rank; ++dim) set(kernel, 8, &a.params[p].shape[dim]);
-        } else {
-          set(kernel, dtype_size(param.type.dtype), &a.params[p].scalar);  // the low bytes
-        }
+    for (const backends::Dispatch& dispatch : ds) {
+      ze_kernel_handle_t kernel = dispatch.entry == backends::Entry::Main ? code.main : code.result;
+      uint32_t slot = 0;
+      for (const backends::KernelArg& a : dispatch.args) {
+        // A value in its low bytes; an address as a pointer (the same 8 bytes).
+        ze_result_t r = ze_.KernelSetArgumentValue(kernel, slot, a.bytes, &a.bits);
+        if (r != ZE_RESULT_SUCCESS)
+          throw DeviceError(fmt::format("kernel '{}': Level Zero refused argument {}: {}", k.name,
+                                        slot, result_name(r)));
+        ++slot;
       }
-      for (size_t dim = 0; dim < k.dims.size(); ++dim) {
-        set(kernel, 8, &a.start[dim]);
-        set(kernel, 8, &a.step[dim]);
-        set(kernel, 8, &a.count[dim]);
-      }
-      set(kernel, sizeof(void*), &a.debug_record);
-    };
-    auto queue = [&](ze_kernel_handle_t kernel, uint32_t group, uint32_t groups) {
-      ze_result_t r = ze_.KernelSetGroupSize(kernel, group, 1, 1);
-      ze_group_count_t count{groups, 1, 1};
+      ze_result_t r = ze_.KernelSetGroupSize(kernel, dispatch.group, 1, 1);
+      ze_group_count_t count{static_cast<uint32_t>(dispatch.groups), 1, 1};
       if (r == ZE_RESULT_SUCCESS)
         r = ze_.CommandListAppendLaunchKernel(d.list, kernel, &count, nullptr, 0, nullptr);
       if (r == ZE_RESULT_SUCCESS) r = ze_.CommandListAppendBarrier(d.list, nullptr, 0, nullptr);
       if (r != ZE_RESULT_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': Level Zero could not queue the launch: {}",
-                                      k.name, result_name(r)));
-    };
-
-    uint64_t total = detail::launch_threads(k, a);
-    if (total > 0) {
-      set_all(code.main);
-      uint32_t group =
-          k.workgroup_size > 0 ? static_cast<uint32_t>(k.workgroup_size) : kDefaultGroup;
-      uint64_t groups = (total + group - 1) / group;
-      if (groups > UINT32_MAX)
-        throw ValueError(fmt::format(
-            "kernel '{}': {} iterations are more than Level Zero launches at once", k.name, total));
-      queue(code.main, group, static_cast<uint32_t>(groups));
-    }
-    if (k.result && a.result) {
-      // One work item computes the value after the loop; the read waits for it.
-      ze_device_mem_alloc_desc_t desc{};
-      desc.stype = ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC;
-      void* out = nullptr;
-      ze_result_t r = ze_.MemAllocDevice(d.context, &desc, 8, 8, d.id, &out);
-      if (r != ZE_RESULT_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': no Level Zero memory for the result: {}",
-                                      k.name, result_name(r)));
-      struct Free {
-        const ZeApi& ze;
-        ze_context_handle_t context;
-        void* p;
-        ~Free() { ze.MemFree(context, p); }
-      } free_out{ze_, d.context, out};
-      set_all(code.result);
-      set(code.result, sizeof(void*), &out);
-      queue(code.result, 1, 1);
-      append(d, ze_.CommandListAppendMemoryCopy(d.list, a.result, out, 8, nullptr, 0, nullptr),
-             "reading a kernel's return value");
-      wait(d, "computing a kernel's return value");
+        throw DeviceError(fmt::format("kernel '{}': Level Zero could not queue {}: {}", k.name,
+                                      dispatch.what(), result_name(r)));
     }
   }
 
-  void synchronize(int device) override {
-    DeviceState& d = *devices_.at(device);
-    if (!d.list) return;
+  // Appends a copy of `n` bytes; with `done`, waits until it has run.
+  void copy(int device, void* dst, const void* src, size_t n, const char* what, bool done) {
+    if (n == 0) return;
+    DeviceState& d = started_as<DeviceState>(device);
     std::lock_guard lock(d.mutex);
-    wait(d, "finishing queued work");
-  }
-
-  std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
-    return generate(k, o);
-  }
-
- private:
-  DeviceState& started(int device) {
-    DeviceState& d = *devices_.at(device);
-    std::call_once(d.started, [&] {
-      ze_context_desc_t context{};
-      context.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC;
-      ze_result_t r = ze_.ContextCreate(d.driver, &context, &d.context);
-      if (r == ZE_RESULT_SUCCESS) {
-        // Immediate and asynchronous: an append returns once queued. Commands of one list may
-        // overlap, so a barrier follows each one (see append).
-        ze_command_queue_desc_t queue{};
-        queue.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
-        queue.ordinal = d.compute_ordinal;
-        queue.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
-        queue.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
-        r = ze_.CommandListCreateImmediate(d.context, d.id, &queue, &d.list);
-      }
-      if (r == ZE_RESULT_SUCCESS) {
-        ze_event_pool_desc_t pool{};
-        pool.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
-        pool.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-        pool.count = 1;
-        r = ze_.EventPoolCreate(d.context, &pool, 1, &d.id, &d.pool);
-      }
-      if (r == ZE_RESULT_SUCCESS) {
-        ze_event_desc_t event{};
-        event.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
-        event.index = 0;
-        event.signal = ZE_EVENT_SCOPE_FLAG_HOST;
-        event.wait = ZE_EVENT_SCOPE_FLAG_HOST;
-        r = ze_.EventCreate(d.pool, &event, &d.done);
-      }
-      if (r != ZE_RESULT_SUCCESS)
-        d.start_error = fmt::format("Level Zero device {} ({}) has no context or command list: {}",
-                                    device, d.description, result_name(r));
-    });
-    if (!d.start_error.empty()) throw DeviceError(d.start_error);
-    return d;
+    append(d, ze_.CommandListAppendMemoryCopy(d.list, dst, src, n, nullptr, 0, nullptr), what);
+    if (done) wait(d, what);
   }
 
   // After each command appended: a barrier, so that the list runs in order like a stream.
@@ -361,12 +285,14 @@ class LevelZeroBackend final : public detail::Backend {
   }
 
   ZeApi ze_;
-  std::vector<std::unique_ptr<DeviceState>> devices_;
-  std::mutex mutex_;                    // guards memory_
-  std::map<uintptr_t, size_t> memory_;  // allocations: address -> bytes
+  backends::AddressMap<bool> memory_;  // the allocations, for owns()
 };
 
 }  // namespace
+
+BackendInfo declared_info() {
+  return detail::declared("level_zero", "Level Zero", {"level_zero"});
+}
 
 std::string build_options() {
   // Exact arithmetic, as on OpenCL: correctly rounded division and sqrt, no fast math (the
@@ -375,20 +301,10 @@ std::string build_options() {
 }
 
 BackendInfo make_info(const std::vector<uint32_t>& module_flags, int max_group_size) {
-  BackendInfo i;
-  i.name = "level_zero";
-  i.label = "Level Zero";
   bool fp64 = !module_flags.empty();
   for (uint32_t flags : module_flags) fp64 &= (flags & ZE_DEVICE_MODULE_FLAG_FP64) != 0;
-  for (DType t : kAllDTypes)
-    if (t != DType::F64 || fp64) i.supported_dtypes.insert(t);
-  i.supported_atomic_dtypes = {DType::I32, DType::U32, DType::F32};
-  i.supports_device_reductions = false;
-  i.supports_workgroups = true;
-  i.max_workgroup_size = max_group_size;
-  i.device_memory_spaces = {"level_zero"};
-  i.asynchronous = true;
-  return i;
+  return backends::gpu_info(declared_info(), fp64, {DType::I32, DType::U32, DType::F32},
+                            max_group_size);
 }
 
 bool unpack_artifact(const std::string& a, std::string& native, std::string& spirv) {
@@ -401,22 +317,16 @@ std::string compile_artifact(const ir::Kernel& k, const detail::CompileOptions& 
   return backends::pack_pair(kArtifactMagic, out.native, out.spirv);
 }
 
-Probe make_level_zero_backend() {
-  Probe probe;
+detail::Probe probe() {
   ZeApi ze;
-  if (std::string why = ze.load(); !why.empty()) {
-    probe.reason = why;
-    return probe;
-  }
+  if (std::string why = ze.load(); !why.empty()) return {nullptr, why};
   // zeInit before anything else: after a failed zeInit, other calls are undefined (the loader
   // crashes in zeDriverGet).
-  if (ze_result_t r = ze.Init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS) {
-    probe.reason = fmt::format(
-        "zeInit failed with {}: there is no Intel GPU here, or its driver (intel-level-zero-gpu, "
-        "/dev/dri) is not usable by this user",
-        result_name(r));
-    return probe;
-  }
+  if (ze_result_t r = ze.Init(ZE_INIT_FLAG_GPU_ONLY); r != ZE_RESULT_SUCCESS)
+    return {nullptr, fmt::format("zeInit failed with {}: there is no Intel GPU here, or its driver "
+                                 "(intel-level-zero-gpu, "
+                                 "/dev/dri) is not usable by this user",
+                                 result_name(r))};
   uint32_t n_drivers = 0;
   ze.DriverGet(&n_drivers, nullptr);
   std::vector<ze_driver_handle_t> drivers(n_drivers);
@@ -464,11 +374,11 @@ Probe make_level_zero_backend() {
     }
   }
   if (devices.empty()) {
-    probe.reason = fmt::format(
-        "Level Zero has no GPU device here ({} driver{}): install Intel's GPU driver "
-        "(intel-level-zero-gpu)",
-        n_drivers, n_drivers == 1 ? "" : "s");
-    return probe;
+    return {
+        nullptr,
+        fmt::format("Level Zero has no GPU device here ({} driver{}): install Intel's GPU driver "
+                    "(intel-level-zero-gpu)",
+                    n_drivers, n_drivers == 1 ? "" : "s")};
   }
   std::vector<uint32_t> flags;
   uint32_t max_group = UINT32_MAX;
@@ -477,8 +387,7 @@ Probe make_level_zero_backend() {
     max_group = std::min(max_group, d->max_group);
   }
   BackendInfo info = make_info(flags, static_cast<int>(std::min<uint32_t>(max_group, 1 << 30)));
-  probe.backend = std::make_unique<LevelZeroBackend>(ze, std::move(devices), std::move(info));
-  return probe;
+  return {std::make_unique<LevelZeroBackend>(ze, std::move(devices), std::move(info)), ""};
 }
 
 }  // namespace tack::level_zero

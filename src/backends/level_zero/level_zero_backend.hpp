@@ -9,18 +9,16 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace tack::level_zero {
 
-struct Probe {
-  std::unique_ptr<detail::Backend> backend;  // null when Level Zero cannot run here
-  std::string reason;                        // why, and what to install
-};
-
+// Not asked by memory_space() yet (which answers "cpu" for this memory), nor exchanged through
+// DLPack from C++ (the Python bindings lend it).
+BackendInfo declared_info();
 // Loads the loader, checks zeInit before anything else, and lists the GPU devices of every
 // driver, asking each for its module properties.
-Probe make_level_zero_backend();
+detail::Probe probe();
 
 // What the backend declares, from each device's zeDeviceGetModuleProperties flags: every dtype,
 // and f64 only when every device sets ZE_DEVICE_MODULE_FLAG_FP64. supports_f64() is derived from

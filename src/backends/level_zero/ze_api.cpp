@@ -1,18 +1,14 @@
 #include "backends/level_zero/ze_api.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
-
+#include "backends/gpu/vendor_library.hpp"
 #include "tack/error.hpp"
 
 namespace tack::level_zero {
 
 std::string ZeApi::load() {
-  const char* env = std::getenv("TACK_LEVEL_ZERO_LIBRARY");
-  std::string path = env && *env ? env : "libze_loader.so.1";
-  // Never closed: modules and buffers may outlive any owner that could close it.
+  std::string path = backends::library_path("TACK_LEVEL_ZERO_LIBRARY", "libze_loader.so.1");
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib)
     return fmt::format(
@@ -20,9 +16,7 @@ std::string ZeApi::load() {
         "(apt-get install libze1 intel-level-zero-gpu)",
         path, dlerror());
   std::string missing;
-#define TACK_ZE_LOAD(name)                                         \
-  name = reinterpret_cast<decltype(name)>(dlsym(lib, "ze" #name)); \
-  if (!name) missing += fmt::format("{}ze{}", missing.empty() ? "" : ", ", #name);
+#define TACK_ZE_LOAD(name) backends::bind_symbol(lib, name, "ze" #name, missing);
   TACK_ZE_FUNCTIONS(TACK_ZE_LOAD)
 #undef TACK_ZE_LOAD
   if (!missing.empty())

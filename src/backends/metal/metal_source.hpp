@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace tack::metal {
 

@@ -1,16 +1,13 @@
 #include "backends/opencl/cl_api.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
-#include <cstdlib>
+#include "backends/gpu/vendor_library.hpp"
 
 namespace tack::opencl {
 
 std::string ClApi::load() {
-  const char* env = std::getenv("TACK_OPENCL_LIBRARY");
-  std::string path = env && *env ? env : "libOpenCL.so.1";
-  // Never closed: kernels and buffers may outlive any owner that could close it.
+  std::string path = backends::library_path("TACK_OPENCL_LIBRARY", "libOpenCL.so.1");
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib)
     return fmt::format(
@@ -18,9 +15,7 @@ std::string ClApi::load() {
         "driver, e.g. pocl-opencl-icd (apt-get install ocl-icd-libopencl1 pocl-opencl-icd)",
         path, dlerror());
   std::string missing;
-#define TACK_CL_LOAD(name)                                         \
-  name = reinterpret_cast<decltype(name)>(dlsym(lib, "cl" #name)); \
-  if (!name) missing += std::string(missing.empty() ? "" : ", ") + "cl" #name;
+#define TACK_CL_LOAD(name) backends::bind_symbol(lib, name, "cl" #name, missing);
   TACK_CL_FUNCTIONS(TACK_CL_LOAD)
 #undef TACK_CL_LOAD
   if (!missing.empty())

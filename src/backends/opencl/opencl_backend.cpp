@@ -3,14 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
-#include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
-#include "backends/gpu_common.hpp"
+#include "backends/gpu/address_map.hpp"
+#include "backends/gpu/artifact.hpp"
+#include "backends/gpu/gpu_backend.hpp"
 #include "backends/opencl/cl_api.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
@@ -27,22 +30,18 @@ constexpr uintptr_t kPage = 4096;
 
 struct Memory {
   cl_mem mem = nullptr;
-  size_t bytes = 0;
   int device = 0;
   bool wrapped = false;  // CL_MEM_USE_HOST_PTR over memory Tack does not own
 };
 
-struct DeviceState {
+struct DeviceState : backends::GpuDevice {
   cl_platform_id platform = nullptr;
   cl_device_id id = nullptr;
-  std::string description;  // platform, device, driver and OpenCL C versions
   bool fp64 = false;
   bool int64_atomics = false;
   bool correctly_rounded_sqrt = false;
   size_t max_group = 1;
   size_t base_align = 128;  // bytes: where a sub-buffer may start
-  std::once_flag started;
-  std::string start_error;
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   // Wrapped host memory that launches used since the last synchronization (guarded by the
@@ -50,7 +49,7 @@ struct DeviceState {
   std::set<cl_mem> wrapped_in_use;
 };
 
-struct OpenClCode : detail::LoadedCode {
+struct OpenClCode : backends::GpuCode {
   const ClApi* cl = nullptr;
   cl_program program = nullptr;
   cl_kernel kernel = nullptr;
@@ -63,22 +62,25 @@ struct OpenClCode : detail::LoadedCode {
   }
 };
 
-std::string device_string(const ClApi& cl, cl_device_id d, cl_device_info what) {
+// A string that `get(size, value, size_ret)` (clGet*Info of one object and property) answers.
+template <typename Get>
+std::string info_string(Get get) {
   size_t n = 0;
-  if (cl.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
+  if (get(0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
   std::string s(n, '\0');
-  cl.GetDeviceInfo(d, what, n, s.data(), nullptr);
+  get(n, s.data(), nullptr);
   while (!s.empty() && s.back() == '\0') s.pop_back();
   return s;
 }
 
+std::string device_string(const ClApi& cl, cl_device_id d, cl_device_info what) {
+  return info_string(
+      [&](size_t n, void* v, size_t* r) { return cl.GetDeviceInfo(d, what, n, v, r); });
+}
+
 std::string platform_string(const ClApi& cl, cl_platform_id p, cl_platform_info what) {
-  size_t n = 0;
-  if (cl.GetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return "";
-  std::string s(n, '\0');
-  cl.GetPlatformInfo(p, what, n, s.data(), nullptr);
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
+  return info_string(
+      [&](size_t n, void* v, size_t* r) { return cl.GetPlatformInfo(p, what, n, v, r); });
 }
 
 template <typename T>
@@ -93,47 +95,45 @@ T device_value(const ClApi& cl, cl_device_id d, cl_device_info what) {
 // both.
 constexpr char kArtifactMagic[] = "tack-opencl 1\n";
 
-class OpenClBackend final : public detail::Backend {
+// The group size of kernels without workgroup primitives (threads past the count return).
+constexpr uint32_t kDefaultGroup = 64;
+
+class OpenClBackend final : public backends::GpuBackend {
  public:
   OpenClBackend(ClApi cl, std::vector<std::unique_ptr<DeviceState>> devices, BackendInfo info)
-      : Backend(std::move(info)), cl_(cl), devices_(std::move(devices)) {}
-
-  int device_count() const override { return static_cast<int>(devices_.size()); }
+      : GpuBackend(std::move(info), gpu_devices(std::move(devices)), kNoGroupLimit), cl_(cl) {}
 
   // ---- memory ----
 
   void* allocate(int device, size_t bytes) override {
-    DeviceState& d = started(device);
+    DeviceState& d = started_as<DeviceState>(device);
     cl_int err = CL_SUCCESS;
     cl_mem mem =
         cl_.CreateBuffer(d.context, CL_MEM_READ_WRITE, std::max<size_t>(bytes, 64), nullptr, &err);
     if (!mem)
       throw DeviceError(fmt::format("OpenCL device {} cannot allocate {} bytes: {}", device, bytes,
                                     error_name(err)));
-    return remember(Memory{mem, bytes, device, false});
+    return remember(bytes, Memory{mem, device, false});
   }
 
   void release(int device, void* ptr) override { forget(ptr); }
 
   void* wrap(int device, void* ptr, size_t bytes) override {
-    DeviceState& d = started(device);
+    DeviceState& d = started_as<DeviceState>(device);
     cl_int err = CL_SUCCESS;
     cl_mem mem = cl_.CreateBuffer(d.context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
                                   std::max<size_t>(bytes, 1), ptr, &err);
     if (!mem)
       throw DeviceError(fmt::format("OpenCL device {} cannot use {} bytes of host memory at {}: {}",
                                     device, bytes, ptr, error_name(err)));
-    return remember(Memory{mem, bytes, device, true});
+    return remember(bytes, Memory{mem, device, true});
   }
 
   void unwrap(int device, void* address) override { forget(address); }
 
   bool owns(const void* address) override {
-    auto a = reinterpret_cast<uintptr_t>(address);
-    std::lock_guard lock(mutex_);
-    auto it = memory_.upper_bound(a);
-    return it != memory_.begin() && !std::prev(it)->second.wrapped &&
-           a - std::prev(it)->first < std::max<size_t>(std::prev(it)->second.bytes, 1);
+    auto found = memory_.find(address);
+    return found && !found->handle.wrapped && memory_.contains(address);
   }
 
   void copy_to_host(int device, void* dst, const void* src, size_t n) override {
@@ -168,14 +168,14 @@ class OpenClBackend final : public detail::Backend {
   // ---- code ----
 
   std::string cache_target(int device) override {
-    return fmt::format("{}; build options {}", devices_.at(device)->description,
-                       build_options(*devices_.at(device)));
+    const DeviceState& d = device_as<DeviceState>(device);
+    return fmt::format("{}; build options {}", d.description, build_options(d));
   }
 
   std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int device) override {
-    DeviceState& d = started(device);
-    std::string source = generate(k, o);
-    cl_program program = build_from_source(d, k, source);
+    DeviceState& d = started_as<DeviceState>(device);
+    std::string text = source(k, o);
+    cl_program program = build_from_source(d, k, text);
     size_t size = 0;
     std::string binary;
     if (cl_.GetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) ==
@@ -187,145 +187,14 @@ class OpenClBackend final : public detail::Backend {
           CL_SUCCESS)
         binary.clear();
     }
-    std::string artifact = backends::pack_pair(kArtifactMagic, binary, source);
+    std::string artifact = backends::pack_pair(kArtifactMagic, binary, text);
     std::lock_guard lock(mutex_);
     just_built_[o.symbol_prefix] = program;  // load() takes it instead of building it again
     return artifact;
   }
 
-  std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
-                                           const detail::CompileOptions& o, int device) override {
-    DeviceState& d = started(device);
-    cl_program program = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = just_built_.find(o.symbol_prefix); it != just_built_.end()) {
-        program = it->second;
-        just_built_.erase(it);
-      }
-    }
-    if (!program) {
-      std::string binary, source;
-      if (!backends::unpack_pair(kArtifactMagic, artifact, binary, source))
-        throw DeviceError(
-            fmt::format("kernel '{}': the cached OpenCL program is malformed", k.name));
-      program = build_from_binary(d, binary);
-      if (!program) program = build_from_source(d, k, source);  // the binary was refused
-    }
-    auto code = std::make_unique<OpenClCode>();
-    code->cl = &cl_;
-    code->program = program;
-    cl_int err = CL_SUCCESS;
-    code->kernel = cl_.CreateKernel(program, o.symbol_prefix.c_str(), &err);
-    if (!code->kernel)
-      throw DeviceError(fmt::format("kernel '{}': the OpenCL program has no entry '{}': {}", k.name,
-                                    o.symbol_prefix, error_name(err)));
-    if (k.result) {
-      std::string entry = o.symbol_prefix + "_result";
-      code->result = cl_.CreateKernel(program, entry.c_str(), &err);
-      if (!code->result)
-        throw DeviceError(fmt::format("kernel '{}': the OpenCL program has no entry '{}': {}",
-                                      k.name, entry, error_name(err)));
-    }
-    return code;
-  }
-
-  void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
-              int device) override {
-    auto& code = static_cast<OpenClCode&>(base);
-    cl_command_queue q = queue(device);
-    const DeviceState& state = *devices_.at(device);
-    if (k.workgroup_size > 0 && static_cast<size_t>(k.workgroup_size) > state.max_group)
-      throw DeviceError(fmt::format(
-          "kernel '{}' runs in workgroups of {} work items, but OpenCL device {} ({}) allows at "
-          "most {}",
-          k.name, k.workgroup_size, device, state.description, state.max_group));
-    std::lock_guard lock(code.mutex);
-    std::vector<cl_mem> sub_buffers;  // views that start inside a buffer, released once queued
-    struct ReleaseSubBuffers {
-      const ClApi& cl;
-      std::vector<cl_mem>& mems;
-      ~ReleaseSubBuffers() {
-        for (cl_mem m : mems) cl.ReleaseMemObject(m);
-      }
-    } release_sub_buffers{cl_, sub_buffers};
-
-    cl_uint slot = 0;
-    auto set = [&](cl_kernel kernel, size_t size, const void* value) {
-      cl_int err = cl_.SetKernelArg(kernel, slot, size, value);
-      if (err != CL_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': OpenCL refused argument {}: {}", k.name, slot,
-                                      error_name(err)));
-      ++slot;
-    };
-    std::vector<cl_mem> array_mems(k.params.size(), nullptr);
-    for (size_t p = 0; p < k.params.size(); ++p) {
-      const ir::Param& param = k.params[p];
-      if (param.is_local_array() || !param.type.is_array()) continue;
-      array_mems[p] = mem_for_kernel(k, param, a.params[p].data, device, sub_buffers);
-      push_wrapped(a.params[p].data, device);
-    }
-    auto set_all = [&](cl_kernel kernel) {
-      slot = 0;
-      for (size_t p = 0; p < k.params.size(); ++p) {
-        const ir::Param& param = k.params[p];
-        if (param.is_local_array()) continue;
-        if (param.type.is_array()) {
-          set(kernel, sizeof(cl_mem), &array_mems[p]);
-          for (int d = 0; d < param.type.rank; ++d) set(kernel, 8, &a.params[p].shape[d]);
-        } else {
-          set(kernel, dtype_size(param.type.dtype), &a.params[p].scalar);  // the low bytes
-        }
-      }
-      for (size_t d = 0; d < k.dims.size(); ++d) {
-        set(kernel, 8, &a.start[d]);
-        set(kernel, 8, &a.step[d]);
-        set(kernel, 8, &a.count[d]);
-      }
-      cl_mem record = nullptr;
-      if (a.debug_record) record = resolve(a.debug_record).first;
-      set(kernel, sizeof(cl_mem), a.debug_record ? &record : nullptr);
-    };
-
-    uint64_t total = detail::launch_threads(k, a);
-    if (total > 0) {
-      set_all(code.kernel);
-      // Threads past the total return at once: round up to whole groups.
-      size_t group = k.workgroup_size > 0 ? static_cast<size_t>(k.workgroup_size) : 64;
-      size_t global = static_cast<size_t>((total + group - 1) / group * group);
-      size_t local = group;
-      cl_int err =
-          cl_.EnqueueNDRangeKernel(q, code.kernel, 1, nullptr, &global,
-                                   k.workgroup_size > 0 ? &local : nullptr, 0, nullptr, nullptr);
-      if (err != CL_SUCCESS)
-        throw DeviceError(
-            fmt::format("kernel '{}': OpenCL could not queue the launch of {} "
-                        "work items: {}",
-                        k.name, total, error_name(err)));
-    }
-    if (k.result && a.result) {
-      // One work item computes the value after the loop; the read waits for it.
-      cl_int err = CL_SUCCESS;
-      cl_mem out = cl_.CreateBuffer(started(device).context, CL_MEM_READ_WRITE, 8, nullptr, &err);
-      if (!out)
-        throw DeviceError(fmt::format("kernel '{}': no OpenCL buffer for the result: {}", k.name,
-                                      error_name(err)));
-      sub_buffers.push_back(out);
-      set_all(code.result);
-      set(code.result, sizeof(cl_mem), &out);
-      size_t one = 1;
-      err =
-          cl_.EnqueueNDRangeKernel(q, code.result, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
-      if (err == CL_SUCCESS)
-        err = cl_.EnqueueReadBuffer(q, out, CL_TRUE, 0, 8, a.result, 0, nullptr, nullptr);
-      if (err != CL_SUCCESS)
-        throw DeviceError(fmt::format("kernel '{}': computing its return value failed: {}", k.name,
-                                      error_name(err)));
-    }
-  }
-
   void synchronize(int device) override {
-    DeviceState& d = *devices_.at(device);
+    DeviceState& d = device_as<DeviceState>(device);
     if (!d.queue) return;
     check(cl_.Finish(d.queue), "finishing queued work");
     // Wrapped host memory (CL_MEM_USE_HOST_PTR) that launches used is current on the host only
@@ -350,27 +219,108 @@ class OpenClBackend final : public detail::Backend {
     if (!used.empty()) check(cl_.Finish(d.queue), "finishing queued work");
   }
 
-  std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool) override {
-    return generate(k, o);
+ private:
+  // ---- the GPU layer's vendor calls ----
+
+  std::string start(int device, backends::GpuDevice& base) override {
+    auto& d = static_cast<DeviceState&>(base);
+    cl_int err = CL_SUCCESS;
+    d.context = cl_.CreateContext(nullptr, 1, &d.id, nullptr, nullptr, &err);
+    if (d.context) d.queue = cl_.CreateCommandQueue(d.context, d.id, 0, &err);  // in order
+    if (d.queue) return "";
+    return fmt::format("OpenCL device {} ({}) has no context or queue: {}", device, d.description,
+                       error_name(err));
   }
 
- private:
+  std::unique_ptr<backends::GpuCode> load_module(const std::string& artifact, const ir::Kernel& k,
+                                                 const detail::CompileOptions& o,
+                                                 int device) override {
+    DeviceState& d = device_as<DeviceState>(device);
+    auto code = std::make_unique<OpenClCode>();
+    code->cl = &cl_;
+    code->default_group = kDefaultGroup;
+    code->max_group = static_cast<int>(std::min<size_t>(d.max_group, INT_MAX));
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = just_built_.find(o.symbol_prefix); it != just_built_.end()) {
+        code->program = it->second;
+        just_built_.erase(it);
+      }
+    }
+    if (!code->program) {
+      std::string binary, text;
+      if (!backends::unpack_pair(kArtifactMagic, artifact, binary, text))
+        throw DeviceError(
+            fmt::format("kernel '{}': the cached OpenCL program is malformed", k.name));
+      code->program = build_from_binary(d, binary);
+      if (!code->program) code->program = build_from_source(d, k, text);  // the binary was refused
+    }
+    return code;
+  }
+
+  std::string find_entry(backends::GpuCode& base, const std::string& name, backends::Entry which,
+                         int) override {
+    auto& code = static_cast<OpenClCode&>(base);
+    cl_int err = CL_SUCCESS;
+    cl_kernel kernel = cl_.CreateKernel(code.program, name.c_str(), &err);
+    (which == backends::Entry::Main ? code.kernel : code.result) = kernel;
+    return kernel ? "" : error_name(err);
+  }
+
+  void enqueue(backends::GpuCode& base, int device, const std::vector<backends::Dispatch>& ds,
+               const ir::Kernel& k) override {
+    auto& code = static_cast<OpenClCode&>(base);
+    cl_command_queue q = queue(device);
+    std::lock_guard lock(code.mutex);
+    std::vector<cl_mem> sub_buffers;  // views that start inside a buffer, released once queued
+    struct ReleaseSubBuffers {
+      const ClApi& cl;
+      std::vector<cl_mem>& mems;
+      ~ReleaseSubBuffers() {
+        for (cl_mem m : mems) cl.ReleaseMemObject(m);
+      }
+    } release_sub_buffers{cl_, sub_buffers};
+    // The cl_mem of each array, found once for all the dispatches of the launch.
+    std::vector<cl_mem> array_mems(k.params.size(), nullptr);
+    if (!ds.empty())
+      for (const backends::KernelArg& a : ds.front().args)
+        if (a.kind == backends::KernelArg::Kind::Address && a.param >= 0) {
+          array_mems[a.param] =
+              mem_for_kernel(k, k.params[a.param], a.address(), device, sub_buffers);
+          push_wrapped(a.address(), device);
+        }
+    for (const backends::Dispatch& dispatch : ds) {
+      cl_kernel kernel = dispatch.entry == backends::Entry::Main ? code.kernel : code.result;
+      cl_uint slot = 0;
+      for (const backends::KernelArg& a : dispatch.args) {
+        cl_int err = CL_SUCCESS;
+        if (a.kind == backends::KernelArg::Kind::Value) {
+          err = cl_.SetKernelArg(kernel, slot, a.bytes, &a.bits);  // the low bytes
+        } else {
+          cl_mem mem = a.param >= 0 ? array_mems[a.param]
+                       : a.bits     ? resolve(a.address()).first
+                                    : nullptr;
+          err = cl_.SetKernelArg(kernel, slot, sizeof(cl_mem), mem ? &mem : nullptr);
+        }
+        if (err != CL_SUCCESS)
+          throw DeviceError(fmt::format("kernel '{}': OpenCL refused argument {}: {}", k.name, slot,
+                                        error_name(err)));
+        ++slot;
+      }
+      size_t global = static_cast<size_t>(dispatch.groups * dispatch.group);
+      size_t local = dispatch.group;
+      cl_int err =
+          cl_.EnqueueNDRangeKernel(q, kernel, 1, nullptr, &global,
+                                   dispatch.fixed_group ? &local : nullptr, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS)
+        throw DeviceError(fmt::format("kernel '{}': OpenCL could not queue {}: {}", k.name,
+                                      dispatch.what(), error_name(err)));
+    }
+  }
+
   // ---- devices ----
 
-  DeviceState& started(int device) {
-    DeviceState& d = *devices_.at(device);
-    std::call_once(d.started, [&] {
-      cl_int err = CL_SUCCESS;
-      d.context = cl_.CreateContext(nullptr, 1, &d.id, nullptr, nullptr, &err);
-      if (d.context) d.queue = cl_.CreateCommandQueue(d.context, d.id, 0, &err);  // in order
-      if (!d.queue)
-        d.start_error = fmt::format("OpenCL device {} ({}) has no context or queue: {}", device,
-                                    d.description, error_name(err));
-    });
-    if (!d.start_error.empty()) throw DeviceError(d.start_error);
-    return d;
-  }
-  cl_command_queue queue(int device) { return started(device).queue; }
+  cl_command_queue queue(int device) { return started_as<DeviceState>(device).queue; }
 
   void check(cl_int err, const char* what) const {
     if (err != CL_SUCCESS)
@@ -379,57 +329,42 @@ class OpenClBackend final : public detail::Backend {
 
   // ---- addresses ----
 
-  void* remember(Memory m) {
+  void* remember(size_t bytes, Memory m) {
     std::lock_guard lock(mutex_);
     uintptr_t address = next_address_;
-    next_address_ += (m.bytes + kPage - 1) / kPage * kPage + kPage;
-    memory_.emplace(address, m);
+    next_address_ += (bytes + kPage - 1) / kPage * kPage + kPage;
+    memory_.add(reinterpret_cast<void*>(address), bytes, m);
     return reinterpret_cast<void*>(address);
   }
 
   void forget(void* address) {
-    cl_mem mem = nullptr;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = memory_.find(reinterpret_cast<uintptr_t>(address));
-      if (it == memory_.end()) return;
-      mem = it->second.mem;
-      memory_.erase(it);
-    }
-    cl_.ReleaseMemObject(mem);  // OpenCL keeps it alive for commands still queued
+    // OpenCL keeps the buffer alive for commands still queued.
+    if (std::optional<Memory> m = memory_.remove(address)) cl_.ReleaseMemObject(m->mem);
   }
 
   std::pair<cl_mem, size_t> resolve(const void* address) {
-    auto a = reinterpret_cast<uintptr_t>(address);
-    std::lock_guard lock(mutex_);
-    auto it = memory_.upper_bound(a);
-    if (it == memory_.begin())
-      throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
-    --it;
-    if (a - it->first > it->second.bytes)
-      throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
-    return {it->second.mem, a - it->first};
+    auto found = memory_.find(address);
+    if (!found) throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
+    return {found->handle.mem, found->offset};
   }
 
   // Before a launch that uses wrapped host memory: the host's contents are the current ones, so a
   // map for writing that discards the device's copy, then an unmap, hands them to the device (no
   // copy where the device uses host memory directly, as PoCL does).
   void push_wrapped(const void* address, int device) {
-    cl_mem mem = nullptr;
-    size_t bytes = 0;
+    auto found = memory_.find(address);
+    if (!found || !found->handle.wrapped || found->bytes == 0) return;
+    cl_mem mem = found->handle.mem;
     {
-      std::lock_guard lock(mutex_);
-      auto it = std::prev(memory_.upper_bound(reinterpret_cast<uintptr_t>(address)));
-      if (!it->second.wrapped || it->second.bytes == 0) return;
-      mem = it->second.mem;
-      bytes = it->second.bytes;
       // Kept alive until the synchronization that reads it back, even if unwrapped before.
-      if (devices_.at(device)->wrapped_in_use.insert(mem).second) cl_.RetainMemObject(mem);
+      std::lock_guard lock(mutex_);
+      if (device_as<DeviceState>(device).wrapped_in_use.insert(mem).second)
+        cl_.RetainMemObject(mem);
     }
     cl_command_queue q = queue(device);
     cl_int err = CL_SUCCESS;
-    void* p = cl_.EnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, 0,
-                                   nullptr, nullptr, &err);
+    void* p = cl_.EnqueueMapBuffer(q, mem, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, found->bytes,
+                                   0, nullptr, nullptr, &err);
     check(err, "mapping wrapped host memory");
     check(cl_.EnqueueUnmapMemObject(q, mem, p, 0, nullptr, nullptr),
           "unmapping wrapped host memory");
@@ -439,24 +374,19 @@ class OpenClBackend final : public detail::Backend {
   // starts inside it (OpenCL allows those at the device's base address alignment only).
   cl_mem mem_for_kernel(const ir::Kernel& k, const ir::Param& param, void* address, int device,
                         std::vector<cl_mem>& sub_buffers) {
-    auto [mem, offset] = resolve(address);
-    if (offset == 0) return mem;
-    size_t align = devices_.at(device)->base_align;
-    if (offset % align != 0)
+    auto found = memory_.find(address);
+    if (!found) throw DeviceError(fmt::format("{} is not an address of OpenCL memory", address));
+    if (found->offset == 0) return found->handle.mem;
+    size_t align = device_as<DeviceState>(device).base_align;
+    if (found->offset % align != 0)
       throw ValueError(fmt::format(
           "kernel '{}': array '{}' is a view that starts {} bytes into its buffer; OpenCL passes "
           "views that start at multiples of {} bytes only: pass a copy (a.copy())",
-          k.name, param.name, offset, align));
-    size_t bytes = 0;
-    {
-      std::lock_guard lock(mutex_);
-      auto it = std::prev(memory_.upper_bound(reinterpret_cast<uintptr_t>(address)));
-      bytes = it->second.bytes - offset;
-    }
-    cl_buffer_region region{offset, std::max<size_t>(bytes, 1)};
+          k.name, param.name, found->offset, align));
+    cl_buffer_region region{found->offset, std::max<size_t>(found->bytes - found->offset, 1)};
     cl_int err = CL_SUCCESS;
-    cl_mem sub =
-        cl_.CreateSubBuffer(mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
+    cl_mem sub = cl_.CreateSubBuffer(found->handle.mem, CL_MEM_READ_WRITE,
+                                     CL_BUFFER_CREATE_TYPE_REGION, &region, &err);
     if (!sub)
       throw DeviceError(fmt::format("kernel '{}': no OpenCL sub-buffer for the view '{}': {}",
                                     k.name, param.name, error_name(err)));
@@ -472,15 +402,11 @@ class OpenClBackend final : public detail::Backend {
     return d.correctly_rounded_sqrt ? "-cl-fp32-correctly-rounded-divide-sqrt" : "";
   }
 
-  std::string generate(const ir::Kernel& k, const detail::CompileOptions& o) const {
-    return backends::generated_source(k, "opencl", "OpenCL", o.symbol_prefix);
-  }
-
-  cl_program build_from_source(DeviceState& d, const ir::Kernel& k, const std::string& source) {
-    const char* text = source.c_str();
-    size_t length = source.size();
+  cl_program build_from_source(DeviceState& d, const ir::Kernel& k, const std::string& text) {
+    const char* chars = text.c_str();
+    size_t length = text.size();
     cl_int err = CL_SUCCESS;
-    cl_program program = cl_.CreateProgramWithSource(d.context, 1, &text, &length, &err);
+    cl_program program = cl_.CreateProgramWithSource(d.context, 1, &chars, &length, &err);
     if (!program)
       throw DeviceError(fmt::format("kernel '{}': OpenCL could not create a program: {}", k.name,
                                     error_name(err)));
@@ -526,9 +452,8 @@ class OpenClBackend final : public detail::Backend {
   }
 
   ClApi cl_;
-  std::vector<std::unique_ptr<DeviceState>> devices_;
-  std::mutex mutex_;  // guards memory_, next_address_ and just_built_
-  std::map<uintptr_t, Memory> memory_;
+  backends::AddressMap<Memory> memory_;
+  std::mutex mutex_;  // guards next_address_, just_built_ and the devices' wrapped_in_use
   uintptr_t next_address_ = kFirstAddress;
   std::unordered_map<std::string, cl_program> just_built_;
 };
@@ -560,9 +485,6 @@ std::unique_ptr<DeviceState> describe(const ClApi& cl, cl_platform_id p, cl_devi
 
 // What every device can do: the backend declares one set of capabilities.
 BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {
-  BackendInfo i;
-  i.name = "opencl";
-  i.label = "OpenCL";
   bool fp64 = true, int64_atomics = true;
   size_t max_group = SIZE_MAX;
   for (const auto& d : devices) {
@@ -570,34 +492,30 @@ BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) 
     int64_atomics &= d->int64_atomics;
     max_group = std::min(max_group, d->max_group);
   }
-  for (DType t : kAllDTypes)
-    if (t != DType::F64 || fp64) i.supported_dtypes.insert(t);
   // 32-bit atomics are core OpenCL (floats through compare-and-swap); 64-bit ones need
   // cl_khr_int64_base_atomics.
-  i.supported_atomic_dtypes = {DType::I32, DType::U32, DType::F32};
+  std::set<DType> atomics = {DType::I32, DType::U32, DType::F32};
   if (int64_atomics) {
-    i.supported_atomic_dtypes.insert({DType::I64, DType::U64});
-    if (fp64) i.supported_atomic_dtypes.insert(DType::F64);
+    atomics.insert({DType::I64, DType::U64});
+    if (fp64) atomics.insert(DType::F64);
   }
-  i.supports_workgroups = true;
-  i.max_workgroup_size = static_cast<int>(std::min<size_t>(max_group, 1 << 30));
+  BackendInfo i = backends::gpu_info(declared_info(), fp64, atomics,
+                                     static_cast<int>(std::min<size_t>(max_group, 1 << 30)));
   // sum/min/max/mean as Tack kernels with block collectives (src/runtime/reductions.cpp), which
   // need groups of 256 lanes.
   i.supports_device_reductions = i.max_workgroup_size >= 256;
-  i.device_memory_spaces = {"opencl"};
-  i.asynchronous = true;
   return i;
 }
 
 }  // namespace
 
-Probe make_opencl_backend() {
-  Probe probe;
+BackendInfo declared_info() {
+  return detail::declared("opencl", "OpenCL", {"opencl"}, BackendInfo::Addresses::Tack);
+}
+
+detail::Probe probe() {
   ClApi cl;
-  if (std::string why = cl.load(); !why.empty()) {
-    probe.reason = why;
-    return probe;
-  }
+  if (std::string why = cl.load(); !why.empty()) return {nullptr, why};
   cl_uint n = 0;
   cl_int err = cl.GetPlatformIDs(0, nullptr, &n);
   std::vector<cl_platform_id> platforms(n);
@@ -611,16 +529,14 @@ Probe make_opencl_backend() {
     if (cl.GetDeviceIDs(p, types, count, ids.data(), nullptr) != CL_SUCCESS) continue;
     for (cl_device_id id : ids) devices.push_back(describe(cl, p, id));
   }
-  if (devices.empty()) {
-    probe.reason = fmt::format(
-        "OpenCL has no GPU or CPU device here ({} platform{}{}): install a driver, e.g. "
-        "pocl-opencl-icd (OpenCL on the CPU)",
-        n, n == 1 ? "" : "s", err == CL_SUCCESS ? "" : ", " + error_name(err));
-    return probe;
-  }
+  if (devices.empty())
+    return {nullptr,
+            fmt::format(
+                "OpenCL has no GPU or CPU device here ({} platform{}{}): install a driver, e.g. "
+                "pocl-opencl-icd (OpenCL on the CPU)",
+                n, n == 1 ? "" : "s", err == CL_SUCCESS ? "" : ", " + error_name(err))};
   BackendInfo info = make_info(devices);
-  probe.backend = std::make_unique<OpenClBackend>(cl, std::move(devices), std::move(info));
-  return probe;
+  return {std::make_unique<OpenClBackend>(cl, std::move(devices), std::move(info)), ""};
 }
 
 }  // namespace tack::opencl

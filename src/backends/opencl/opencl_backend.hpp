@@ -6,16 +6,13 @@
 #include <memory>
 #include <string>
 
-#include "runtime/backend.hpp"
+#include "backends/backend.hpp"
 
 namespace tack::opencl {
 
-struct Probe {
-  std::unique_ptr<detail::Backend> backend;  // null when OpenCL cannot run here
-  std::string reason;                        // why, and what to install
-};
-
+// Memory behind addresses that Tack makes up (cl_mem handles), never lent through DLPack.
+BackendInfo declared_info();
 // Loads the ICD loader and lists the GPU and CPU devices of every platform.
-Probe make_opencl_backend();
+detail::Probe probe();
 
 }  // namespace tack::opencl

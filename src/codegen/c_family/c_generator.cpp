@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "codegen/c_family/targets.hpp"
+#include "codegen/debug_record.hpp"
 #include "ir/builder.hpp"
 #include "tack/error.hpp"
 
@@ -433,8 +434,8 @@ std::string CFamilyGenerator::helper_trips(bool is_signed_type) {
                                 fmt::arg("H", H), fmt::arg("U", U64)));
 }
 
-// Records the first out-of-bounds access in the debug record (codegen::DebugRecord: hit, array,
-// line, col, rank, is_store, then int64 indices as pairs of ints, low word first).
+// Records the first out-of-bounds access in the debug record (codegen/debug_record.hpp: hit,
+// array, line, col, rank, is_store, then int64 indices as pairs of ints, low word first).
 std::string CFamilyGenerator::helper_report(int rank) {
   std::string name = fmt::format("tack_report{}", rank);
   if (helper_names_.count(name)) return name;
@@ -443,9 +444,10 @@ std::string CFamilyGenerator::helper_report(int rank) {
   std::string stores;
   for (int d = 0; d < rank; ++d) {
     params += fmt::format(", {} i{}", I64, d);
-    if (d < 8)
-      stores += fmt::format("  rec[{}] = ({})i{};\n  rec[{}] = ({})(i{} >> 32);\n", 6 + 2 * d, I32,
-                            d, 7 + 2 * d, I32, d);
+    if (d < kDebugRecordIndices)
+      stores += fmt::format("  rec[{}] = ({})i{};\n  rec[{}] = ({})(i{} >> 32);\n",
+                            kDebugRecordIndexInts + 2 * d, I32, d, kDebugRecordIndexInts + 2 * d + 1,
+                            I32, d);
   }
   std::string claim = claim_record("rec", "won");
   std::string def = fmt::format(

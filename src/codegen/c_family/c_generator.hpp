@@ -11,8 +11,8 @@
 //   for each IR parameter: an array is a global pointer then one 64-bit extent per dimension;
 //     a scalar is its type (a bool travels as an unsigned byte);
 //   for each parallel-loop dimension: start, step, count (64-bit);
-//   a pointer to the debug record (an int array laid out as codegen::DebugRecord), written only
-//     by kernels compiled in debug mode.
+//   a pointer to the debug record (an int array laid out as codegen::DebugRecord, in
+//     codegen/debug_record.hpp), written only by kernels compiled in debug mode.
 //   Metal only: the thread's position in the grid ([[thread_position_in_grid]]) and, in kernels
 //     with workgroups, its lane, group and group size (thread_position_in_threadgroup,
 //     threadgroup_position_in_grid, threads_per_threadgroup).
@@ -43,7 +43,7 @@
 // element 0.
 //
 // Kernels with reductions (ir::Reduction) run one thread per lane of every block instead of one
-// per iteration: launch reduction_partials(iterations) threads (detail::launch_threads); thread
+// per iteration: launch reduction_partials(iterations) threads (backends::launch_threads); thread
 // t runs lane t % 16 of block t / 16 and stores its values to the partials, which the result
 // entry's epilogue combines.
 #pragma once

@@ -11,13 +11,14 @@
 //
 // Slots are 8 bytes each: an array is its data pointer followed by one extent per dimension;
 // a scalar is its value in the slot's low bytes; each loop dimension is (start, step, count);
-// last comes the address of the DebugRecord.
+// last comes the address of the DebugRecord (codegen/debug_record.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "codegen/debug_record.hpp"
 #include "ir/ir.hpp"
 
 namespace tack::codegen {
@@ -39,18 +40,6 @@ struct ArgLayout {
     debug_slot = n++;
     slot_count = n;
   }
-};
-
-// Where debug-mode code records the first out-of-bounds access. `hit` goes from 0 to 1 once
-// (an atomic compare-and-swap), and the thread that wins fills in the rest.
-struct DebugRecord {
-  int32_t hit;
-  int32_t array;  // parameter index
-  int32_t line;
-  int32_t col;
-  int32_t rank;
-  int32_t is_store;
-  int64_t index[8];
 };
 
 inline std::string chunk_symbol(const std::string& prefix) {

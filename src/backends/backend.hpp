@@ -1,5 +1,7 @@
-// The contract every backend implements. Everything above it (dispatch checks, specialization,
-// caching, debug reports) is written once in the runtime.
+// The contract every backend implements, and nothing else: the runtime (src/runtime) is written
+// once above it (dispatch checks, specialization, caching, debug reports), and a backend sees
+// only this header of the runtime's side. Adding a backend is a folder under src/backends and a
+// row in registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -9,28 +11,8 @@
 
 #include "ir/ir.hpp"
 #include "tack/device.hpp"
-#include "tack/kernel.hpp"
 
 namespace tack::detail {
-
-class Backend;
-
-// Device memory. Owned buffers are freed by their backend; wrapped ones (array_from_ptr) are
-// unwrapped, never freed. `ptr` is an address in the backend's memory space: views add byte
-// offsets to it, and overlap checks compare ranges of it (see docs/backends.md for OpenCL's).
-struct Buffer {
-  Backend* backend = nullptr;
-  int device = 0;
-  void* ptr = nullptr;
-  size_t bytes = 0;
-  bool owned = true;
-  bool writable = true;
-  bool exported = false;              // lent to another library (DLPack): launches complete
-  std::shared_ptr<const void> owner;  // kept alive with wrapped memory (array_from_ptr)
-  // Shared with another library: a launch that uses it completes before the call returns.
-  bool shared() const { return !owned || exported; }
-  ~Buffer();  // waits for the device's queued work first
-};
 
 // A variant's code, loaded and ready to launch. Backends derive their handle from it.
 struct LoadedCode {
@@ -58,23 +40,6 @@ struct LaunchArgs {
   // Host memory for a kernel's `return` value (8 bytes); written before launch() returns.
   void* result = nullptr;
 };
-
-// The threads a GPU backend launches for the main entry: one per iteration, or in a kernel with
-// reductions one per lane of every block of ir::Reduction's order.
-inline uint64_t launch_threads(const ir::Kernel& k, const LaunchArgs& a) {
-  uint64_t total = 1;
-  for (int64_t c : a.count) total *= static_cast<uint64_t>(c > 0 ? c : 0);
-  if (!k.reductions.empty()) total = ir::reduction_partials(static_cast<int64_t>(total));
-  return total;
-}
-
-// The workgroup contract at a launch (spec language.md), checked before anything runs: a kernel
-// with workgroups needs a device whose groups hold Kernel::workgroup_size lanes
-// (`max_workgroup_size`), and a kernel with collectives needs complete groups, so the iteration
-// count (the product of `counts`) must be a multiple of the group size. Throws ValueError naming
-// the kernel and what to do.
-void check_workgroup_launch(const ir::Kernel& k, const std::vector<int64_t>& counts,
-                            int max_workgroup_size);
 
 class Backend {
  public:
@@ -126,13 +91,26 @@ class Backend {
   BackendInfo info_;
 };
 
-// The disk-cache key of a variant compiled for `backend` with its `target`
-// (Backend::cache_target): what the runtime keys the entry with, for tests that store and find
-// artifacts without a device.
-std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
-                              const std::string& target, int no_alias);
+// What a backend declares before it is probed (registry.hpp), and its probed info() starts from:
+// its name and label, what memory_space() answers for its memory, the addresses memory_space()
+// asks it about, and its DLPack device type (0: none).
+inline BackendInfo declared(std::string name, std::string label,
+                            std::vector<std::string> memory_spaces,
+                            BackendInfo::Addresses claims = BackendInfo::Addresses::None,
+                            int dlpack_device_type = 0) {
+  BackendInfo i;
+  i.name = std::move(name);
+  i.label = std::move(label);
+  i.device_memory_spaces = std::move(memory_spaces);
+  i.claims_addresses = claims;
+  i.dlpack_device_type = dlpack_device_type;
+  return i;
+}
 
-// The registry of backends built into this library.
-Backend* find_backend(const std::string& name);
+// What a backend's factory (registry.cpp) returns: the backend, or why it cannot run here.
+struct Probe {
+  std::unique_ptr<Backend> backend;  // null when the backend cannot run here
+  std::string reason;                // why, and what to install
+};
 
 }  // namespace tack::detail

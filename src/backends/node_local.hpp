@@ -1,7 +1,7 @@
 // Where this process stands among the processes a launcher (mpirun, mpiexec, srun) started on the
 // same node: its node-local rank and the node-local process count, read from the variables the
-// launchers set. Header-only so that the CPU backend's thread pool (below the runtime in the
-// pipeline) can use it without a link dependency on the runtime.
+// launchers set. The CPU backend's thread pool sizes itself with it and the runtime picks a
+// process's device with it (tack::local_device): it lives here, below the runtime, header-only.
 #pragma once
 
 #include <charconv>

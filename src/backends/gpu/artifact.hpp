@@ -1,5 +1,5 @@
-// What the GPU backends (OpenCL, CUDA, HIP, Level Zero, Metal) do alike: ask their generator for a
-// kernel's source, and pack two blobs into one disk-cache artifact.
+// What the GPU backends compile and cache: the generated source of a kernel, and artifacts of two
+// parts (a binary and what to rebuild it from).
 #pragma once
 
 #include <fmt/format.h>
