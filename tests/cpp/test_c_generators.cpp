@@ -22,7 +22,6 @@
 #include <sstream>
 
 #include "codegen/c_family/c_generator.hpp"
-#include "codegen/c_family/targets.hpp"
 #include "ir/passes.hpp"
 #include "test_support.hpp"
 
@@ -618,9 +617,9 @@ TEST(CGenerators, HipDiffersFromCudaOnlyInIncludeAndTextureType) {
     ASSERT_EQ(only_hip.size(), 1u) << v.name;
     EXPECT_EQ(only_hip[0], "#include <hip/hip_runtime.h>") << v.name;
   }
-  // No kernel uses a texture yet: the hook itself differs.
-  EXPECT_EQ(codegen::CudaGenerator().texture_type(), "cudaTextureObject_t");
-  EXPECT_EQ(codegen::HipGenerator().texture_type(), "hipTextureObject_t");
+  // No kernel uses a texture yet: the dialects' spellings differ.
+  EXPECT_EQ(codegen::cuda_dialect().texture_type.value, "cudaTextureObject_t");
+  EXPECT_EQ(codegen::hip_dialect().texture_type.value, "hipTextureObject_t");
 }
 
 TEST(CGenerators, OpenClUsesGlobalIdAddressSpacesAndOverloadedMath) {

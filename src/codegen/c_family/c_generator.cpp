@@ -1,8 +1,10 @@
-// The shared C-family printer. Every operation's meaning follows the CPU generator
+// The C-family printer: a kernel's entries, statements and expressions, in the spellings of a
+// dialect (c_dialect.hpp). Every operation's meaning follows the CPU generator
 // (codegen/llvm/llvm_codegen.cpp): integers wrap (arithmetic is done in the unsigned type of at
-// least 32 bits, so C's signed overflow never happens), floor division and modulo follow Python,
-// x // 0 is 0, shifts past the width shift everything out, float-to-int casts saturate, min and
-// max propagate NaN, round is round-half-even, and bools are bytes in memory.
+// least 32 bits, so C's signed overflow never happens), floor division and modulo follow Python
+// (the helpers of c_prelude.cpp), x // 0 is 0, shifts past the width shift everything out,
+// float-to-int casts saturate, min and max propagate NaN, round is round-half-even, and bools are
+// bytes in memory.
 #include "codegen/c_family/c_generator.hpp"
 
 #include <fmt/format.h>
@@ -14,8 +16,7 @@
 #include <limits>
 #include <memory>
 
-#include "codegen/c_family/targets.hpp"
-#include "codegen/debug_record.hpp"
+#include "codegen/c_family/c_text.hpp"
 #include "ir/builder.hpp"
 #include "tack/error.hpp"
 
@@ -24,29 +25,8 @@ namespace {
 
 using ir::Op;
 
-std::string tag(DType t) {
-  return std::string(dtype_name(t));
-}
-
 bool is_small_int(DType t) {
   return is_integer(t) && dtype_bits(t) < 32;
-}
-
-// "(x)" when the outer parentheses enclose the whole text, for conditions: `if (a < b)`.
-std::string strip_parens(const std::string& s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  int depth = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    if (s[i] == ')' && --depth == 0 && i + 1 != s.size()) return s;
-  }
-  return s.substr(1, s.size() - 2);
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
 }
 
 template <typename F>
@@ -124,8 +104,72 @@ bool uses_dtype(const ir::Kernel& k, DType t, bool in_print) {
   return k.result && any_expr(*k.result, f);
 }
 
+// ---- the dialect's spellings ----
+
+std::string_view TypeNames::of(DType t) const {
+  switch (t) {
+    case DType::Bool:
+      return bool_.value;
+    case DType::I8:
+      return i8.value;
+    case DType::U8:
+      return u8.value;
+    case DType::I16:
+      return i16.value;
+    case DType::U16:
+      return u16.value;
+    case DType::I32:
+      return i32.value;
+    case DType::U32:
+      return u32.value;
+    case DType::I64:
+      return i64.value;
+    case DType::U64:
+      return u64.value;
+    case DType::F32:
+      return f32.value;
+    case DType::F64:
+      return f64.value;
+  }
+  return "?";
+}
+
 bool CFamilyGenerator::is_reserved(std::string_view name) const {
+  for (std::string_view w : d_.reserved.value)
+    if (w == name) return true;
   return common_reserved(name);
+}
+
+std::string CFamilyGenerator::long_suffix(bool is_unsigned) const {
+  return is_unsigned ? d_.u64_suffix.str() : d_.i64_suffix.str();
+}
+
+std::string CFamilyGenerator::math(std::string_view name, DType t) const {
+  bool overloaded = name == "signbit" || name == "isnan" || name == "isinf";
+  return d_.math_prefix.str() + std::string(name) +
+         (t == DType::F32 && !overloaded ? d_.f32_math_suffix.str() : "");
+}
+
+std::string CFamilyGenerator::float_bits(DType f, bool to_float, const std::string& v) const {
+  const Spelling& s = f == DType::F32 ? (to_float ? d_.f32_from_bits : d_.f32_to_bits)
+                                      : (to_float ? d_.f64_from_bits : d_.f64_to_bits);
+  if (s.value.empty())
+    throw Error(fmt::format("internal error: {} has no {}", d_.label, dtype_name(f)));
+  return fmt::format(fmt::runtime(s.value), v);
+}
+
+std::string CFamilyGenerator::float_from_bits(DType t, uint64_t bits) const {
+  return float_bits(t, true,
+                    fmt::format("{:#x}{}", bits, t == DType::F32 ? "U" : long_suffix(true)));
+}
+
+std::string CFamilyGenerator::claim_record(const std::string& hit, const std::string& won) const {
+  return fmt::format(fmt::runtime(d_.claim_record.value), fmt::arg("hit", hit),
+                     fmt::arg("won", won));
+}
+
+std::string CFamilyGenerator::scalar_param(const std::string& type) const {
+  return fmt::format(fmt::runtime(d_.scalar_param.value), type);
 }
 
 // ---- names ----
@@ -209,307 +253,19 @@ std::string CFamilyGenerator::ilit(DType t, uint64_t bits) const {
   throw Error("internal error: an integer literal of a float type");
 }
 
-// ---- helpers ----
+// ---- helpers (defined in c_prelude.cpp and c_atomics.cpp) ----
 
 std::string CFamilyGenerator::use_helper(const std::string& name, const std::string& definition) {
   if (helper_names_.insert(name).second) helpers_ += definition + "\n";
   return name;
 }
 
-std::string CFamilyGenerator::helper_int_div(Op op, DType t) {
-  std::string name = fmt::format("tack_{}_{}", op == Op::FloorDiv ? "floordiv" : "mod", tag(t));
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t), U = wrap_type(t), H = helper_qualifier();
-  std::string def;
-  if (!is_signed(t)) {
-    def = fmt::format("{H} {T} {N}({T} a, {T} b) {{ return b == 0 ? ({T})0 : ({T})(a {O} b); }}\n",
-                      fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name),
-                      fmt::arg("O", op == Op::FloorDiv ? "/" : "%"));
-  } else if (op == Op::FloorDiv) {
-    // x // 0 is 0 and MIN // -1 wraps to MIN: neither reaches the divider.
-    def = fmt::format(
-        "{H} {T} {N}({T} a, {T} b) {{\n"
-        "  if (b == 0) return 0;\n"
-        "  if (b == -1) return ({T})(-({U})a);\n"
-        "  {T} q = ({T})(a / b);\n"
-        "  {T} r = ({T})(a % b);\n"
-        "  if (r != 0 && (r < 0) != (b < 0)) q = ({T})(q - 1);\n"
-        "  return q;\n"
-        "}}\n",
-        fmt::arg("H", H), fmt::arg("T", T), fmt::arg("U", U), fmt::arg("N", name));
-  } else {
-    def = fmt::format(
-        "{H} {T} {N}({T} a, {T} b) {{\n"
-        "  if (b == 0 || b == -1) return 0;\n"
-        "  {T} r = ({T})(a % b);\n"
-        "  if (r != 0 && (r < 0) != (b < 0)) r = ({T})(r + b);\n"
-        "  return r;\n"
-        "}}\n",
-        fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name));
-  }
-  return use_helper(name, def);
-}
-
-// CPython's float floor division and modulo; x // 0.0 is x / 0.0 (inf or nan), as NumPy.
-std::string CFamilyGenerator::helper_float_div(Op op, DType t) {
-  std::string name = fmt::format("tack_{}_{}", op == Op::FloorDiv ? "floordiv" : "mod", tag(t));
-  if (helper_names_.count(name)) return name;
-  std::string F = type_name(t), zero = flit(t, 0), one = flit(t, 1), half = flit(t, 0.5);
-  std::string fmod = math("fmod", t), floor = math("floor", t), copysign = math("copysign", t);
-  std::string def;
-  if (op == Op::Mod) {
-    def = fmt::format(
-        "{H} {F} {N}({F} a, {F} b) {{\n"
-        "  {F} m = {fmod}(a, b);\n"
-        "  if (m != {z}) {{\n"
-        "    if ((b < {z}) != (m < {z})) m = m + b;\n"
-        "    return m;\n"
-        "  }}\n"
-        "  return {copysign}({z}, b);\n"
-        "}}\n",
-        fmt::arg("H", helper_qualifier()), fmt::arg("F", F), fmt::arg("N", name),
-        fmt::arg("fmod", fmod), fmt::arg("z", zero), fmt::arg("copysign", copysign));
-  } else {
-    def = fmt::format(
-        "{H} {F} {N}({F} a, {F} b) {{\n"
-        "  if (b == {z}) return a / b;\n"
-        "  {F} m = {fmod}(a, b);\n"
-        "  {F} d = (a - m) / b;\n"
-        "  if (m != {z} && (b < {z}) != (m < {z})) d = d - {one};\n"
-        "  if (d != {z}) {{\n"
-        "    {F} f = {floor}(d);\n"
-        "    if (d - f > {half}) f = f + {one};\n"
-        "    return f;\n"
-        "  }}\n"
-        "  return {copysign}({z}, a / b);\n"
-        "}}\n",
-        fmt::arg("H", helper_qualifier()), fmt::arg("F", F), fmt::arg("N", name),
-        fmt::arg("fmod", fmod), fmt::arg("z", zero), fmt::arg("one", one), fmt::arg("half", half),
-        fmt::arg("floor", floor), fmt::arg("copysign", copysign));
-  }
-  return use_helper(name, def);
-}
-
-// Exact integer power by squaring, modulo 2^N. A negative exponent gives the truncated real
-// result: 1 for base 1, +-1 for base -1, 0 otherwise.
-std::string CFamilyGenerator::helper_int_pow(DType t) {
-  std::string name = "tack_pow_" + tag(t);
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t), U = wrap_type(t);
-  std::string negative =
-      is_signed(t) ? fmt::format(
-                         "  if (n < 0) return a == 1 ? ({T})1 : a == -1 ? ((n & 1) != 0 ? "
-                         "({T})-1 : ({T})1) : ({T})0;\n",
-                         fmt::arg("T", T))
-                   : "";
-  std::string def = fmt::format(
-      "{H} {T} {N}({T} a, {T} n) {{\n"
-      "{neg}"
-      "  {U} acc = 1;\n"
-      "  {U} b = ({U})a;\n"
-      "  {U} e = ({U})n;\n"
-      "  for (;;) {{\n"
-      "    if ((e & 1) != 0) acc = acc * b;\n"
-      "    e = e >> 1;\n"
-      "    if (e == 0) break;\n"
-      "    b = b * b;\n"
-      "  }}\n"
-      "  return ({T})acc;\n"
-      "}}\n",
-      fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("U", U), fmt::arg("N", name),
-      fmt::arg("neg", negative));
-  return use_helper(name, def);
-}
-
-// Shift amounts arrive as unsigned 64-bit values (a negative amount is huge): an amount of at
-// least the width shifts everything out.
-std::string CFamilyGenerator::helper_shift(Op op, DType t) {
-  std::string name = fmt::format("tack_{}_{}", op == Op::Shl ? "shl" : "shr", tag(t));
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t), U = wrap_type(t), U64 = type_name(DType::U64);
-  int w = dtype_bits(t);
-  std::string result;
-  if (op == Op::Shl)
-    result = fmt::format("n >= {w} ? ({T})0 : ({T})(({U})v << n)", fmt::arg("w", w),
-                         fmt::arg("T", T), fmt::arg("U", U));
-  else if (is_signed(t))
-    result = fmt::format("n >= {w} ? ({T})(v < 0 ? -1 : 0) : ({T})(v >> n)", fmt::arg("w", w),
-                         fmt::arg("T", T));
-  else
-    result = fmt::format("n >= {w} ? ({T})0 : ({T})(v >> n)", fmt::arg("w", w), fmt::arg("T", T));
-  return use_helper(name, fmt::format("{} {} {}({} v, {} n) {{ return {}; }}\n", helper_qualifier(),
-                                      T, name, T, U64, result));
-}
-
-// Float min and max propagate NaN and order -0.0 below +0.0 (LLVM's minimum and maximum).
-std::string CFamilyGenerator::helper_min_max(Op op, DType t) {
-  bool is_min = op == Op::Min;
-  std::string name = fmt::format("tack_{}_{}", is_min ? "min" : "max", tag(t));
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t), H = helper_qualifier();
-  std::string def;
-  if (!is_float(t)) {
-    def = fmt::format("{} {} {}({} a, {} b) {{ return a {} b ? a : b; }}\n", H, T, name, T, T,
-                      is_min ? "<" : ">");
-  } else {
-    def = fmt::format(
-        "{H} {T} {N}({T} a, {T} b) {{\n"
-        "  if (a != a) return a;\n"
-        "  if (b != b) return b;\n"
-        "  if (a == b) return {signbit}(a) ? {zero_pick};\n"
-        "  return a {cmp} b ? a : b;\n"
-        "}}\n",
-        fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name),
-        fmt::arg("signbit", math("signbit", t)), fmt::arg("zero_pick", is_min ? "a : b" : "b : a"),
-        fmt::arg("cmp", is_min ? "<" : ">"));
-  }
-  return use_helper(name, def);
-}
-
-std::string CFamilyGenerator::helper_abs(DType t) {
-  std::string name = "tack_abs_" + tag(t);
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t);
-  std::string result =
-      is_signed(t) ? fmt::format("x < 0 ? ({})(-({})x) : x", T, wrap_type(t)) : std::string("x");
-  return use_helper(name, fmt::format("{} {} {}({} x) {{ return {}; }}\n", helper_qualifier(), T,
-                                      name, T, result));
-}
-
-// Float to integer: truncates toward zero, saturating at the type's limits; NaN gives 0.
-std::string CFamilyGenerator::helper_float_to_int(DType from, DType to) {
-  std::string name = fmt::format("tack_cast_{}_{}", tag(to), tag(from));
-  if (helper_names_.count(name)) return name;
-  std::string F = type_name(from), T = type_name(to);
-  int w = dtype_bits(to);
-  uint64_t max_bits = is_signed(to) ? (~uint64_t{0} >> (65 - w)) : (~uint64_t{0} >> (64 - w));
-  std::string def;
-  if (is_signed(to)) {
-    def = fmt::format(
-        "{H} {T} {N}({F} x) {{\n"
-        "  if (x != x) return 0;\n"
-        "  if (x <= {lo}) return {min};\n"
-        "  if (x >= {hi}) return {max};\n"
-        "  return ({T})x;\n"
-        "}}\n",
-        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("F", F),
-        fmt::arg("lo", flit(from, -std::ldexp(1.0, w - 1))),
-        fmt::arg("hi", flit(from, std::ldexp(1.0, w - 1))), fmt::arg("min", ilit(to, ~max_bits)),
-        fmt::arg("max", ilit(to, max_bits)));
-  } else {
-    def = fmt::format(
-        "{H} {T} {N}({F} x) {{\n"
-        "  if (!(x > {m1})) return 0;\n"
-        "  if (x >= {hi}) return {max};\n"
-        "  return ({T})x;\n"
-        "}}\n",
-        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("F", F),
-        fmt::arg("m1", flit(from, -1.0)), fmt::arg("hi", flit(from, std::ldexp(1.0, w))),
-        fmt::arg("max", ilit(to, max_bits)));
-  }
-  return use_helper(name, def);
-}
-
-// The trip count of range(start, stop, step), computed in unsigned 64-bit arithmetic so that no
-// bound near the type's limits overflows; a zero step runs nothing.
-std::string CFamilyGenerator::helper_trips(bool is_signed_type) {
-  std::string I64 = type_name(DType::I64), U64 = type_name(DType::U64), H = helper_qualifier();
-  if (is_signed_type)
-    return use_helper(
-        "tack_trips_s",
-        fmt::format(
-            "{H} {U} tack_trips_s({I} start, {I} stop, {I} step) {{\n"
-            "  if (step > 0) return start < stop ? (({U})stop - ({U})start - 1) / ({U})step + 1 "
-            ": 0;\n"
-            "  if (step < 0) return start > stop ? (({U})start - ({U})stop - 1) / (({U})0 - "
-            "({U})step) + 1 : 0;\n"
-            "  return 0;\n"
-            "}}\n",
-            fmt::arg("H", H), fmt::arg("U", U64), fmt::arg("I", I64)));
-  return use_helper("tack_trips_u",
-                    fmt::format("{H} {U} tack_trips_u({U} start, {U} stop, {U} step) {{\n"
-                                "  return step != 0 && start < stop ? (stop - start - 1) / step + "
-                                "1 : 0;\n"
-                                "}}\n",
-                                fmt::arg("H", H), fmt::arg("U", U64)));
-}
-
-// Records the first out-of-bounds access in the debug record (codegen/debug_record.hpp: hit,
-// array, line, col, rank, is_store, then int64 indices as pairs of ints, low word first).
-std::string CFamilyGenerator::helper_report(int rank) {
-  std::string name = fmt::format("tack_report{}", rank);
-  if (helper_names_.count(name)) return name;
-  std::string I32 = type_name(DType::I32), I64 = type_name(DType::I64);
-  std::string params;
-  std::string stores;
-  for (int d = 0; d < rank; ++d) {
-    params += fmt::format(", {} i{}", I64, d);
-    if (d < kDebugRecordIndices)
-      stores += fmt::format("  rec[{}] = ({})i{};\n  rec[{}] = ({})(i{} >> 32);\n",
-                            kDebugRecordIndexInts + 2 * d, I32, d, kDebugRecordIndexInts + 2 * d + 1,
-                            I32, d);
-  }
-  std::string claim = claim_record("rec", "won");
-  std::string def = fmt::format(
-      "{H} void {N}({G}{I}* rec, {I} which, {I} line, {I} col, {I} is_store{P}) {{\n"
-      "  bool won = false;\n"
-      "{C}"
-      "  if (!won) return;\n"
-      "  rec[1] = which;\n"
-      "  rec[2] = line;\n"
-      "  rec[3] = col;\n"
-      "  rec[4] = {R};\n"
-      "  rec[5] = is_store;\n"
-      "{S}"
-      "}}\n",
-      fmt::arg("H", helper_qualifier()), fmt::arg("N", name), fmt::arg("G", global_space()),
-      fmt::arg("I", I32), fmt::arg("P", params), fmt::arg("C", claim), fmt::arg("R", rank),
-      fmt::arg("S", stores));
-  return use_helper(name, def);
-}
-
-// A checked load: the element when every index is within its extent, else 0 and a report.
-// Local arrays live in the thread's private memory, a different address space on some targets.
+// The address space of array parameter `array`: local arrays live in the thread's private
+// memory, a different address space on some targets.
 std::string CFamilyGenerator::space_of(int array) const {
   const ir::Param& p = k_->params[array];
-  if (p.is_shared_array()) return shared_space();
-  return p.is_local_array() ? private_space() : global_space();
-}
-
-std::string CFamilyGenerator::helper_checked_load(DType mem, int rank, const std::string& space) {
-  std::string suffix = space == global_space()   ? ""
-                       : space == shared_space() ? "_shared"
-                                                 : "_local";
-  std::string name = fmt::format("tack_load{}_{}{}", rank, tag(mem), suffix);
-  if (helper_names_.count(name)) return name;
-  std::string report = helper_report(rank);
-  std::string M = type_name(mem), I32 = type_name(DType::I32), I64 = type_name(DType::I64),
-              U64 = type_name(DType::U64);
-  std::vector<std::string> exts, idx, conds, pass;
-  for (int d = 0; d < rank; ++d) {
-    exts.push_back(fmt::format("{} e{}", I64, d));
-    idx.push_back(fmt::format("{} i{}", I64, d));
-    conds.push_back(fmt::format("({})i{} < ({})e{}", U64, d, U64, d));
-    pass.push_back(fmt::format("i{}", d));
-  }
-  std::string flat = rank ? "i0" : "0";
-  for (int d = 1; d < rank; ++d) flat = fmt::format("({} * e{} + i{})", flat, d, d);
-  std::vector<std::string> params = {fmt::format("{}const {}* p", space, M)};
-  params.insert(params.end(), exts.begin(), exts.end());
-  params.insert(params.end(), idx.begin(), idx.end());
-  params.push_back(fmt::format("{}{}* rec", global_space(), I32));
-  params.push_back(fmt::format("{} which, {} line, {} col", I32, I32, I32));
-  std::string def = fmt::format(
-      "{H} {M} {N}({P}) {{\n"
-      "  if ({C}) return p[{F}];\n"
-      "  {R}(rec, which, line, col, 0{A});\n"
-      "  return 0;\n"
-      "}}\n",
-      fmt::arg("H", helper_qualifier()), fmt::arg("M", M), fmt::arg("N", name),
-      fmt::arg("P", join(params, ", ")), fmt::arg("C", conds.empty() ? "1" : join(conds, " && ")),
-      fmt::arg("F", flat), fmt::arg("R", report),
-      fmt::arg("A", pass.empty() ? "" : ", " + join(pass, ", ")));
-  return use_helper(name, def);
+  if (p.is_shared_array()) return d_.shared_space.str();
+  return p.is_local_array() ? d_.private_space.str() : d_.global_space.str();
 }
 
 // ---- expressions ----
@@ -615,7 +371,7 @@ std::string CFamilyGenerator::call(const ir::Expr& e) {
     case Builtin::IsInf:
       return fmt::format("({} != 0)", fn("isinf"));
   }
-  throw Error(fmt::format("internal error: no {} code for builtin '{}'", target_label(),
+  throw Error(fmt::format("internal error: no {} code for builtin '{}'", d_.label.str(),
                           ir::builtin_name(e.callee)));
 }
 
@@ -642,11 +398,11 @@ std::string CFamilyGenerator::expr(const ir::Expr& e) {
     case Op::Collective:
       return collective(e);
     case Op::ThreadId:
-      return lane_index();
+      return d_.lane_index.str();
     case Op::GroupId:
-      return group_index();
+      return d_.group_index.str();
     case Op::GroupSize:
-      return group_size();
+      return d_.group_size.str();
     case Op::Call:
       return call(e);
     case Op::Cast:
@@ -725,7 +481,7 @@ std::string CFamilyGenerator::expr(const ir::Expr& e) {
     default:
       break;
   }
-  throw Error(fmt::format("internal error: no {} code for IR operation '{}'", target_label(),
+  throw Error(fmt::format("internal error: no {} code for IR operation '{}'", d_.label.str(),
                           ir::op_name(e.op)));
 }
 
@@ -793,8 +549,8 @@ void CFamilyGenerator::for_loop(const ir::Stmt& s, int depth) {
 // print(...): one printf per call, so that lines from different threads do not interleave;
 // the formats are the CPU's (bools as True/False, %.7g for f32, %.15g for f64).
 void CFamilyGenerator::print(const ir::Stmt& s, int depth) {
-  if (!supports_print()) {
-    line(depth, fmt::format("// print(...) is ignored on {}", target_label()));
+  if (!d_.print.value) {
+    line(depth, fmt::format("// print(...) is ignored on {}", d_.label.str()));
     return;
   }
   auto escaped = [](const std::string& text) {
@@ -825,9 +581,9 @@ void CFamilyGenerator::print(const ir::Stmt& s, int depth) {
       args.push_back(fmt::format("({} ? \"True\" : \"False\")", v));
     } else if (is_float(t)) {
       format += t == DType::F32 ? "%.7g" : "%.15g";
-      args.push_back(print_float_arg(t, v));
+      args.push_back((t == DType::F32 ? d_.print.value->f32_cast.str() : "") + v);
     } else {
-      format += int64_format(is_signed(t));
+      format += is_signed(t) ? d_.print.value->i64.value : d_.print.value->u64.value;
       args.push_back(
           fmt::format("(({})({}))", type_name(is_signed(t) ? DType::I64 : DType::U64), v));
     }
@@ -867,12 +623,12 @@ void CFamilyGenerator::stmt(const ir::Stmt& s, int depth) {
     case K::Print:
       return print(s, depth);
     case K::Barrier:
-      return line(depth, barrier(true));
+      return line(depth, d_.barrier_global.str());
     default:
       break;
   }
   throw Error(fmt::format("kernel '{}': the {} generator has no code for this statement yet",
-                          k_->name, target_label()));
+                          k_->name, d_.label.str()));
 }
 
 void CFamilyGenerator::block(const ir::Block& b, int depth) {
@@ -884,7 +640,7 @@ void CFamilyGenerator::block(const ir::Block& b, int depth) {
 std::string CFamilyGenerator::signature(const std::string& entry_name, bool result_entry) {
   std::vector<std::string> params;
   auto add = [&](const std::string& decl) {
-    params.push_back(decl + param_attribute(static_cast<int>(params.size())));
+    params.push_back(decl + fmt::format(fmt::runtime(d_.param_attribute.value), params.size()));
   };
   std::string I64 = type_name(DType::I64);
   for (const ir::Param& p : k_->params) {
@@ -895,34 +651,36 @@ std::string CFamilyGenerator::signature(const std::string& entry_name, bool resu
       // Per-thread scratch or a shared array, declared in the body; no launch passes it.
       extent_names_.back().push_back(ilit(DType::I64, static_cast<uint64_t>(p.local_size)));
     } else if (p.type.is_array()) {
-      add(fmt::format("{}{}{}* {}", global_space(), p.written ? "" : "const ",
+      add(fmt::format("{}{}{}* {}", d_.global_space.str(), p.written ? "" : "const ",
                       mem_type(p.type.dtype), name));
       for (int d = 0; d < p.type.rank; ++d) {
         extent_names_.back().push_back(fresh(fmt::format("{}_shape{}", p.name, d), true));
-        add(scalar_param_type(I64) + " " + extent_names_.back().back());
+        add(scalar_param(I64) + " " + extent_names_.back().back());
       }
     } else {
-      add(scalar_param_type(mem_type(p.type.dtype)) + " " + name);
+      add(scalar_param(mem_type(p.type.dtype)) + " " + name);
     }
   }
   for (size_t d = 0; d < k_->dims.size(); ++d) {
     start_names_.push_back(fresh(fmt::format("tack_start{}", d)));
     step_names_.push_back(fresh(fmt::format("tack_step{}", d)));
     count_names_.push_back(fresh(fmt::format("tack_count{}", d)));
-    add(scalar_param_type(I64) + " " + start_names_.back());
-    add(scalar_param_type(I64) + " " + step_names_.back());
-    add(scalar_param_type(I64) + " " + count_names_.back());
+    add(scalar_param(I64) + " " + start_names_.back());
+    add(scalar_param(I64) + " " + step_names_.back());
+    add(scalar_param(I64) + " " + count_names_.back());
   }
   record_name_ = fresh("tack_debug");
-  add(fmt::format("{}{}* {}", global_space(), type_name(DType::I32), record_name_));
+  add(fmt::format("{}{}* {}", d_.global_space.str(), type_name(DType::I32), record_name_));
   if (result_entry) {
     result_name_ = fresh("tack_result");
-    add(fmt::format("{}{}* {}", global_space(), mem_type(k_->result->type.dtype), result_name_));
+    add(fmt::format("{}{}* {}", d_.global_space.str(), mem_type(k_->result->type.dtype),
+                    result_name_));
   }
-  if (!thread_position_param().empty()) params.push_back(thread_position_param());
+  if (!d_.thread_position_param.value.empty()) params.push_back(d_.thread_position_param.str());
   if (k_->workgroup_size > 0)
-    for (const std::string& p : workgroup_params()) params.push_back(p);
-  return fmt::format("{} {}(\n    {})", kernel_qualifier(), entry_name, join(params, ",\n    "));
+    for (std::string_view p : d_.workgroup_params.value) params.emplace_back(p);
+  return fmt::format("{} {}(\n    {})", d_.kernel_qualifier.str(), entry_name,
+                     join(params, ",\n    "));
 }
 
 // Local arrays, shared arrays, the collectives' scratch and the locals.
@@ -931,11 +689,11 @@ void CFamilyGenerator::declare_storage() {
   // arrays are not initialized (one per group; lanes write them before a barrier).
   for (size_t p = 0; p < k_->params.size(); ++p)
     if (k_->params[p].is_local_array())
-      line(1, fmt::format("{}{} {}[{}];", k_->params[p].shared ? shared_decl() : "",
+      line(1, fmt::format("{}{} {}[{}];", k_->params[p].shared ? d_.shared_decl.str() : "",
                           mem_type(k_->params[p].type.dtype), param_names_[p],
                           k_->params[p].local_size));
   for (DType t : scratch_dtypes_)
-    line(1, fmt::format("{}{} tack_scratch_{}[{}];", shared_decl(), type_name(t), tag(t),
+    line(1, fmt::format("{}{} tack_scratch_{}[{}];", d_.shared_decl.str(), type_name(t), tag(t),
                         k_->workgroup_size));
   // Locals live for the whole thread, zeroed so that a path that skips an assignment reads 0.
   for (const ir::Local& l : k_->locals) {
@@ -951,7 +709,7 @@ std::string CFamilyGenerator::body() {
   declare_storage();
   // One thread per iteration: gid in [0, count0 * count1 * ...), row-major.
   std::string gid = fresh("tack_gid");
-  line(1, fmt::format("{} {} = {};", I64, gid, strip_parens(global_index())));
+  line(1, fmt::format("{} {} = {};", I64, gid, strip_parens(d_.global_index.str())));
   if (!k_->reductions.empty()) return reduction_body(gid);
   line(1, fmt::format("if ({} >= {}) return;", gid, join(count_names_, " * ")));
   block(k_->prelude, 1);
@@ -1010,7 +768,7 @@ std::string CFamilyGenerator::reduction_body(const std::string& gid) {
 // The result entry: one thread recomputes the prelude and stores the result expression.
 std::string CFamilyGenerator::result_body() {
   declare_storage();
-  line(1, fmt::format("if ({} != 0) return;", strip_parens(global_index())));
+  line(1, fmt::format("if ({} != 0) return;", strip_parens(d_.global_index.str())));
   block(k_->prelude, 1);
   block(k_->epilogue, 1);
   std::string v = expr(*k_->result);
@@ -1035,7 +793,7 @@ void CFamilyGenerator::reset_entry() {
 
 std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& entry_name) {
   check_kernel(k);
-  std::set<DType> allowed = atomic_dtypes();
+  std::set<DType> allowed(d_.atomic_dtypes.value.begin(), d_.atomic_dtypes.value.end());
   auto check_atomic = [&](const ir::Expr& e) {
     if (e.op != Op::Atomic) return false;
     DType t = k.params[e.index].type.dtype;
@@ -1043,7 +801,7 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
       throw Error(fmt::format(
           "kernel '{}' (line {}): {} has no atomics on {} arrays; use an array of a dtype with "
           "atomics ({})",
-          k.name, e.loc.line, target_label(), dtype_name(t), [&] {
+          k.name, e.loc.line, d_.label.str(), dtype_name(t), [&] {
             std::string s;
             for (DType a : allowed) s += (s.empty() ? "" : ", ") + tag(a);
             return s;
@@ -1068,7 +826,8 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
   std::string sig = signature(entry_name, false);
   std::string code = body();
   std::string text = fmt::format("// Generated by Tack from kernel '{}'.\n", k.name);
-  text += preamble(uses_dtype(k, DType::F64));
+  text += d_.preamble.str();
+  if (uses_dtype(k, DType::F64)) text += d_.f64_preamble.str();
   {
     bool any = false, int64 = false;
     auto find = [&](const ir::Expr& e) {
@@ -1080,7 +839,7 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
     };
     any_expr(k.prelude, find);
     any_expr(k.body, find);
-    if (any) text += atomics_preamble(int64);
+    if (any && int64) text += d_.atomics64_preamble.str();
   }
   std::string entries = sig + " {\n" + code + "}\n";
   if (k.result) {
@@ -1097,264 +856,18 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
   return text;
 }
 
-// ---- atomics ----
-
-std::set<DType> CFamilyGenerator::atomic_dtypes() const {
-  return {DType::I32, DType::U32, DType::I64, DType::U64, DType::F32, DType::F64};
-}
-
-// The combining operation of an atomic or a collective, with the CPU's meaning: integers wrap,
-// float min and max of the collectives propagate NaN as tack's min and max do.
-std::string CFamilyGenerator::combine(Op op, DType t, const std::string& a, const std::string& b) {
-  switch (op) {
-    case Op::Add:
-    case Op::Sub:
-      if (is_float(t)) return fmt::format("({} {} {})", a, op == Op::Add ? "+" : "-", b);
-      return fmt::format("(({})(({}){} {} ({}){}))", type_name(t), wrap_type(t), a,
-                         op == Op::Add ? "+" : "-", wrap_type(t), b);
-    case Op::Min:
-    case Op::Max:
-      return fmt::format("{}({}, {})", helper_min_max(op, t), a, b);
-    case Op::BitAnd:
-      return fmt::format("(({})({} & {}))", type_name(t), a, b);
-    case Op::BitOr:
-      return fmt::format("(({})({} | {}))", type_name(t), a, b);
-    case Op::BitXor:
-      return fmt::format("(({})({} ^ {}))", type_name(t), a, b);
-    default:
-      break;
-  }
-  throw Error("internal error: no combining operation");
-}
-
-std::string CFamilyGenerator::helper_cas(DType u, const std::string& space) {
-  std::string sp = space == global_space() ? "" : "_shared";
-  std::string name = fmt::format("tack_cas_{}{}", tag(u), sp);
-  if (helper_names_.count(name)) return name;
-  std::string U = type_name(u);
-  return use_helper(
-      name, fmt::format("{} {} {}({}{}* p, {} e, {} d) {{\n{}}}\n", helper_qualifier(), U, name,
-                        space, U, U, U, cas_body(u, space)));
-}
-
-// `T tack_atomic_OP_T(SPACE T* p, T v)` (compare-and-swap: `(p, expected, desired)`), returning
-// the old value: a native atomic where the target has one, else a compare-and-swap loop over the
-// value's bits. On private memory (a local array) it is a plain read-modify-write.
-std::string CFamilyGenerator::helper_atomic(ir::AtomicOp op, DType t, int array) {
-  const ir::Param& param = k_->params[array];
-  std::string space = space_of(array);
-  bool priv = param.is_local_array() && !param.shared;
-  std::string sp = priv ? "_local" : param.shared ? "_shared" : "";
-  std::string name = fmt::format("tack_atomic_{}_{}{}", ir::atomic_name(op), tag(t), sp);
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t), H = helper_qualifier();
-  bool cas = op == ir::AtomicOp::Cas;
-  std::string params = cas ? fmt::format("{}{}* p, {} e, {} d", space, T, T, T)
-                           : fmt::format("{}{}* p, {} v", space, T, T);
-  DType u = dtype_bits(t) == 64 ? DType::U64 : DType::U32;
-  std::string U = type_name(u);
-  auto bits = [&](const std::string& x) {
-    return is_float(t) ? float_bits(t, false, x) : fmt::format("(({}){})", U, x);
-  };
-  auto value = [&](const std::string& x) {
-    return is_float(t) ? float_bits(t, true, x) : fmt::format("(({}){})", T, x);
-  };
-  std::string next;  // the new value from the old `o`
-  switch (op) {
-    case ir::AtomicOp::Add:
-      next = combine(Op::Add, t, "o", "v");
-      break;
-    case ir::AtomicOp::Sub:
-      next = combine(Op::Sub, t, "o", "v");
-      break;
-    case ir::AtomicOp::Min:  // floats: LLVM's atomicrmw fmin (minnum: a NaN operand is ignored)
-      next = is_float(t) ? fmt::format("{}(o, v)", math("fmin", t)) : "(o < v ? o : v)";
-      break;
-    case ir::AtomicOp::Max:
-      next = is_float(t) ? fmt::format("{}(o, v)", math("fmax", t)) : "(o > v ? o : v)";
-      break;
-    case ir::AtomicOp::And:
-      next = combine(Op::BitAnd, t, "o", "v");
-      break;
-    case ir::AtomicOp::Or:
-      next = combine(Op::BitOr, t, "o", "v");
-      break;
-    case ir::AtomicOp::Xor:
-      next = combine(Op::BitXor, t, "o", "v");
-      break;
-    case ir::AtomicOp::Exchange:
-      next = "v";
-      break;
-    case ir::AtomicOp::Cas:
-      break;
-  }
-  std::string def;
-  if (priv) {
-    def = cas ? fmt::format(
-                    "{H} {T} {N}({P}) {{\n  {T} o = *p;\n  if ({B} == {E}) *p = d;\n  return "
-                    "o;\n}}\n",
-                    fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("P", params),
-                    fmt::arg("B", bits("o")), fmt::arg("E", bits("e")))
-              : fmt::format("{H} {T} {N}({P}) {{\n  {T} o = *p;\n  *p = {X};\n  return o;\n}}\n",
-                            fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name),
-                            fmt::arg("P", params), fmt::arg("X", next));
-    return use_helper(name, def);
-  }
-  std::string native = cas ? "" : native_atomic(op, t, space, "p", "v");
-  if (!native.empty()) {
-    def = fmt::format("{} {} {}({}) {{ return {}; }}\n", H, T, name, params, native);
-    return use_helper(name, def);
-  }
-  std::string casf = helper_cas(u, space);
-  if (cas) {
-    def = fmt::format("{H} {T} {N}({P}) {{\n  return {V};\n}}\n", fmt::arg("H", H),
-                      fmt::arg("T", T), fmt::arg("N", name), fmt::arg("P", params),
-                      fmt::arg("V", value(fmt::format("{}(({}{}*)p, {}, {})", casf, space, U,
-                                                      bits("e"), bits("d")))));
-    return use_helper(name, def);
-  }
-  def = fmt::format(
-      "{H} {T} {N}({P}) {{\n"
-      "  {U} old = *({S}{U}*)p;\n"
-      "  for (;;) {{\n"
-      "    {T} o = {O};\n"
-      "    {U} seen = {C}(({S}{U}*)p, old, {X});\n"
-      "    if (seen == old) return o;\n"
-      "    old = seen;\n"
-      "  }}\n"
-      "}}\n",
-      fmt::arg("H", H), fmt::arg("T", T), fmt::arg("N", name), fmt::arg("P", params),
-      fmt::arg("U", U), fmt::arg("S", space), fmt::arg("O", value("old")), fmt::arg("C", casf),
-      fmt::arg("X", bits(next)));
-  return use_helper(name, def);
-}
-
-std::string CFamilyGenerator::atomic(const ir::Expr& e) {
-  const ir::Param& p = k_->params[e.index];
-  DType t = p.type.dtype;
-  size_t rank = p.type.rank;
-  std::vector<std::string> idx, vals;
-  for (size_t i = 0; i < e.operands.size(); ++i)
-    (i < rank ? idx : vals).push_back(expr(*e.operands[i]));
-  std::string fn = helper_atomic(e.atomic, t, e.index);
-  const std::string& name = param_names_[e.index];
-  if (!e.checked)
-    return fmt::format("{}(&{}[{}], {})", fn, name, strip_parens(flat_index(e.index, idx)),
-                       join(vals, ", "));
-  // Debug mode: indices and values are evaluated once; out of bounds, the atomic is skipped,
-  // reported, and gives 0.
-  std::string checked = fmt::format("{}_checked{}", fn, rank);
-  if (!helper_names_.count(checked)) {
-    std::string report = helper_report(static_cast<int>(rank));
-    std::string T = type_name(t), I32 = type_name(DType::I32), I64 = type_name(DType::I64),
-                U64 = type_name(DType::U64);
-    std::vector<std::string> params = {fmt::format("{}{}* p", space_of(e.index), T)};
-    std::vector<std::string> conds, pass, values;
-    for (size_t d = 0; d < rank; ++d) params.push_back(fmt::format("{} e{}", I64, d));
-    for (size_t d = 0; d < rank; ++d) {
-      params.push_back(fmt::format("{} i{}", I64, d));
-      conds.push_back(fmt::format("({})i{} < ({})e{}", U64, d, U64, d));
-      pass.push_back(fmt::format("i{}", d));
-    }
-    for (size_t v = 0; v < vals.size(); ++v) {
-      params.push_back(fmt::format("{} v{}", T, v));
-      values.push_back(fmt::format("v{}", v));
-    }
-    params.push_back(fmt::format("{}{}* rec", global_space(), I32));
-    params.push_back(fmt::format("{} which, {} line, {} col", I32, I32, I32));
-    std::string flat = rank ? "i0" : "0";
-    for (size_t d = 1; d < rank; ++d) flat = fmt::format("({} * e{} + i{})", flat, d, d);
-    use_helper(checked, fmt::format("{H} {T} {N}({P}) {{\n"
-                                    "  if ({C}) return {F}(&p[{X}], {V});\n"
-                                    "  {R}(rec, which, line, col, 1{A});\n"
-                                    "  return 0;\n"
-                                    "}}\n",
-                                    fmt::arg("H", helper_qualifier()), fmt::arg("T", T),
-                                    fmt::arg("N", checked), fmt::arg("P", join(params, ", ")),
-                                    fmt::arg("C", conds.empty() ? "1" : join(conds, " && ")),
-                                    fmt::arg("F", fn), fmt::arg("X", flat),
-                                    fmt::arg("V", join(values, ", ")), fmt::arg("R", report),
-                                    fmt::arg("A", pass.empty() ? "" : ", " + join(pass, ", "))));
-  }
-  std::vector<std::string> args = {name};
-  args.insert(args.end(), extent_names_[e.index].begin(), extent_names_[e.index].end());
-  args.insert(args.end(), idx.begin(), idx.end());
-  args.insert(args.end(), vals.begin(), vals.end());
-  args.push_back(record_name_);
-  args.push_back(fmt::format("{}, {}, {}", e.index, e.loc.line, e.loc.col));
-  return fmt::format("{}({})", checked, join(args, ", "));
-}
-
-// ---- block collectives ----
-
-// `T tack_block_OP_T(SHARED T* s, int lane, T v)`: the fixed combining order of ir::Collective.
-std::string CFamilyGenerator::helper_collective(ir::Collective c, DType t) {
-  std::string name = fmt::format("tack_block_{}_{}", ir::collective_name(c), tag(t));
-  if (helper_names_.count(name)) return name;
-  std::string T = type_name(t), B = barrier(false);
-  int n = k_->workgroup_size;
-  std::string def;
-  if (c == ir::Collective::Scan) {
-    def = fmt::format(
-        "{H} {T} {N}({S}{T}* s, int lane, {T} v) {{\n"
-        "  s[lane] = v;\n"
-        "  {B}\n"
-        "  for (int d = 1; d < {n}; d <<= 1) {{\n"
-        "    {T} x = lane >= d ? s[lane - d] : s[lane];\n"
-        "    {B}\n"
-        "    if (lane >= d) s[lane] = {X};\n"
-        "    {B}\n"
-        "  }}\n"
-        "  {T} r = s[lane];\n"
-        "  {B}\n"
-        "  return r;\n"
-        "}}\n",
-        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name),
-        fmt::arg("S", shared_space()), fmt::arg("B", B), fmt::arg("n", n),
-        fmt::arg("X", combine(Op::Add, t, "x", "s[lane]")));
-  } else {
-    Op op = c == ir::Collective::Sum ? Op::Add : c == ir::Collective::Min ? Op::Min : Op::Max;
-    def = fmt::format(
-        "{H} {T} {N}({S}{T}* s, int lane, {T} v) {{\n"
-        "  s[lane] = v;\n"
-        "  {B}\n"
-        "  for (int h = {half}; h > 0; h >>= 1) {{\n"
-        "    if (lane < h) s[lane] = {X};\n"
-        "    {B}\n"
-        "  }}\n"
-        "  {T} r = s[0];\n"
-        "  {B}\n"
-        "  return r;\n"
-        "}}\n",
-        fmt::arg("H", helper_qualifier()), fmt::arg("T", T), fmt::arg("N", name),
-        fmt::arg("S", shared_space()), fmt::arg("B", B), fmt::arg("half", n / 2),
-        fmt::arg("X", combine(op, t, "s[lane]", "s[lane + h]")));
-  }
-  return use_helper(name, def);
-}
-
-std::string CFamilyGenerator::collective(const ir::Expr& e) {
-  DType t = e.type.dtype;
-  std::string v = expr(*e.operands[0]);
-  return fmt::format("{}(tack_scratch_{}, {}, {})", helper_collective(e.collective, t), tag(t),
-                     lane_index(), strip_parens(v));
-}
-
 std::string generate_source(const ir::Kernel& k, const std::string& target,
                             const std::string& entry_name) {
-  std::unique_ptr<CFamilyGenerator> g;
-  if (target == "cuda")
-    g = std::make_unique<CudaGenerator>();
-  else if (target == "hip")
-    g = std::make_unique<HipGenerator>();
-  else if (target == "opencl" || target == "level_zero")
-    g = std::make_unique<OpenClGenerator>(target == "level_zero");
-  else if (target == "metal")
-    g = std::make_unique<MslGenerator>();
-  else
+  if (target == "metal") return MslGenerator().generate(k, entry_name);
+  const CDialect* d = target == "cuda"         ? &cuda_dialect()
+                      : target == "hip"        ? &hip_dialect()
+                      : target == "opencl"     ? &opencl_dialect()
+                      : target == "level_zero" ? &level_zero_dialect()
+                                               : nullptr;
+  if (!d)
     throw Error(fmt::format(
         "no C-family generator for '{}': expected cuda, hip, opencl, level_zero or metal", target));
-  return g->generate(k, entry_name);
+  return CFamilyGenerator(*d).generate(k, entry_name);
 }
 
 }  // namespace tack::codegen

@@ -3,9 +3,10 @@
 // One printer (CFamilyGenerator) writes structured C for a kernel: its parameters, the parallel
 // loop as a GPU kernel in which each thread takes one linear index, sequential loops, and helper
 // functions that give every operation the CPU backend's exact meaning (llvm_codegen.cpp is the
-// reference). Each target is a subclass that overrides hooks, and each hook spells one thing: an
-// include, the kernel qualifier, an address space, the thread index, a type or math name, the
-// debug record's compare-and-swap, the texture handle type, the identifiers to rename.
+// reference). Each target is a table of spellings (CDialect, c_dialect.hpp): an include, the kernel
+// qualifier, an address space, the thread index, a type or math name, the debug record's
+// compare-and-swap, the texture handle type, the identifiers to rename. Only Metal adds code of
+// its own (MslGenerator: what it refuses).
 //
 // The generated kernel's parameters, in order:
 //   for each IR parameter: an array is a global pointer then one 64-bit extent per dimension;
@@ -54,6 +55,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/c_family/c_dialect.hpp"
 #include "ir/ir.hpp"
 
 namespace tack::codegen {
@@ -69,96 +71,36 @@ std::string generate_source(const ir::Kernel& k, const std::string& target,
 // print statements when `in_print`).
 bool uses_dtype(const ir::Kernel& k, DType t, bool in_print = true);
 
-// The shared printer. A generator object prints one kernel per generate() call.
+// The printer. A generator object prints one kernel per generate() call, in the spellings of its
+// dialect (c_dialect.hpp). Its work is in three files: c_generator.cpp (the kernel, statements and
+// expressions), c_prelude.cpp (the helper functions that give operations the CPU's meaning) and
+// c_atomics.cpp (atomics and block collectives).
 class CFamilyGenerator {
  public:
+  explicit CFamilyGenerator(const CDialect& dialect) : d_(dialect) {}
   virtual ~CFamilyGenerator() = default;
 
   std::string generate(const ir::Kernel& k, const std::string& entry_name);
 
-  // ---- hooks: each spells one thing for the target ----
-
-  // How messages name the target ("CUDA", "OpenCL C"...).
-  virtual std::string target_label() const = 0;
-  // The lines at the top of the file: includes and pragmas. `uses_f64` says whether the kernel
-  // computes in double precision (OpenCL enables cl_khr_fp64 then).
-  virtual std::string preamble(bool uses_f64) const { return ""; }
-  // What precedes the kernel's name: `extern "C" __global__ void`, `__kernel void`...
-  virtual std::string kernel_qualifier() const = 0;
-  // What precedes a helper function: `static __device__ inline`, `static inline`.
-  virtual std::string helper_qualifier() const { return "static inline"; }
-  // The address-space qualifier of a pointer to device memory, with a trailing space ("" for
-  // CUDA, "__global " for OpenCL, "device " for Metal).
-  virtual std::string global_space() const { return ""; }
-  // The address-space qualifier of a pointer to a thread's private storage (a local array), with
-  // a trailing space ("thread " for Metal).
-  virtual std::string private_space() const { return ""; }
-  // How a scalar kernel parameter of C type `type` is declared (Metal passes `constant T&`).
-  virtual std::string scalar_param_type(const std::string& type) const { return type; }
-  // What follows the declaration of kernel parameter number `slot` (Metal's [[buffer(n)]]).
-  virtual std::string param_attribute(int slot) const { return ""; }
-  // A last kernel parameter that delivers the thread's position (Metal), or "".
-  virtual std::string thread_position_param() const { return ""; }
-  // An expression: this thread's linear index in the whole launch, as a 64-bit signed value.
-  virtual std::string global_index() const = 0;
-  // The name of math function `name` (the C99 name: sqrt, fmod, rint, signbit...) for `t`.
-  virtual std::string math_function(std::string_view name, DType t) const = 0;
-  // The C type of a scalar dtype (`long long` vs `long`, `unsigned char` vs `uchar`).
-  virtual std::string type_name(DType t) const = 0;
-  // The suffix of a 64-bit integer literal ("LL"/"ULL" in CUDA, "L"/"UL" in OpenCL and Metal).
-  virtual std::string long_suffix(bool is_unsigned) const = 0;
-  // An expression for the float of dtype `t` with bit pattern `bits` (infinities and NaNs).
-  virtual std::string float_from_bits(DType t, uint64_t bits) const = 0;
-  // Statements that set `won` (a bool declared by the caller) when this thread changes the int
-  // at `hit` (a global int pointer) from 0 to 1 atomically.
-  virtual std::string claim_record(const std::string& hit, const std::string& won) const = 0;
-  // Whether the target has printf (Metal has none: print is accepted and ignored there).
-  virtual bool supports_print() const { return true; }
-  // printf's conversion for a 64-bit integer ("%lld" in CUDA, "%ld" in OpenCL C).
-  virtual std::string int64_format(bool is_signed) const { return is_signed ? "%lld" : "%llu"; }
-  // A float value `v` of dtype `t` as printf's argument (CUDA promotes f32 to double; OpenCL C
-  // passes it as is, since double may not exist).
-  virtual std::string print_float_arg(DType t, const std::string& v) const {
-    return t == DType::F32 ? "(double)" + v : v;
-  }
-  // The type of a hardware texture handle (no textures yet; HIP swaps the CUDA one).
-  virtual std::string texture_type() const { return ""; }
-  // Whether `name` may not be used as an identifier in this target (a keyword, a type or a
-  // builtin function). Such locals and parameters are renamed with a suffix.
-  virtual bool is_reserved(std::string_view name) const;
-  // Refuses kernels the target cannot run (Metal: f64). Throws tack::Error.
+ protected:
+  // Refuses, before printing, a kernel the target cannot run (Metal: f64). Throws tack::Error.
+  // The one thing a target does in code rather than spell in its dialect.
   virtual void check_kernel(const ir::Kernel& k) const {}
 
-  // ---- workgroups and atomics ----
-  // The qualifier that declares a shared array ("__shared__ ", "__local ", "threadgroup "), and
-  // the address space of a pointer to one ("" in CUDA).
-  virtual std::string shared_decl() const = 0;
-  virtual std::string shared_space() const = 0;
-  // A statement: wait for the whole group; `global` also orders device memory (tack.barrier),
-  // else only shared memory (inside the collectives).
-  virtual std::string barrier(bool global) const = 0;
-  // Expressions: the lane in the group (int), the group's index (64-bit), the group's size (int).
-  virtual std::string lane_index() const = 0;
-  virtual std::string group_index() const = 0;
-  virtual std::string group_size() const = 0;
-  // More kernel parameters that deliver these (Metal), in kernels with workgroups.
-  virtual std::vector<std::string> workgroup_params() const { return {}; }
-  // Lines for the top of the file when the kernel has atomics (`int64`: on 64-bit values).
-  virtual std::string atomics_preamble(bool int64) const { return ""; }
-  // The dtypes with atomics on this target.
-  virtual std::set<DType> atomic_dtypes() const;
-  // An expression for a native atomic `op` on `T* p` (in address space `space`) with value `v`
-  // that returns the old value, or "" to use a compare-and-swap loop.
-  virtual std::string native_atomic(ir::AtomicOp op, DType t, const std::string& space,
-                                    const std::string& p, const std::string& v) const = 0;
-  // The body of `U tack_cas(SPACE U* p, U e, U d)` for U = u32 or u64: one strong
-  // compare-and-swap returning the old value.
-  virtual std::string cas_body(DType u, const std::string& space) const = 0;
-  // An expression: the bits of `v` (of float dtype `from`) as the unsigned integer of its width,
-  // or the reverse (`to_float`).
-  virtual std::string float_bits(DType f, bool to_float, const std::string& v) const = 0;
-
  private:
+  // ---- the dialect's spellings, where they are not printed as they are ----
+  std::string type_name(DType t) const { return std::string(d_.types.of(t)); }
+  std::string long_suffix(bool is_unsigned) const;
+  std::string math(std::string_view name, DType t) const;
+  // The bits of `v` (of float dtype `f`) as the unsigned integer of its width, or the reverse.
+  std::string float_bits(DType f, bool to_float, const std::string& v) const;
+  // The float of dtype `t` with bit pattern `bits` (infinities and NaNs).
+  std::string float_from_bits(DType t, uint64_t bits) const;
+  std::string claim_record(const std::string& hit, const std::string& won) const;
+  // How a scalar kernel parameter of C type `type` is declared.
+  std::string scalar_param(const std::string& type) const;
+  // Whether `name` may not be an identifier of this target (a keyword, a type or a builtin).
+  bool is_reserved(std::string_view name) const;
   // ---- names ----
   // A unique identifier. User names (parameters, locals) are sanitized and renamed away from
   // the target's reserved words and from the generator's own `tack_` names.
@@ -168,9 +110,11 @@ class CFamilyGenerator {
   std::string wrap_type(DType t) const;  // the unsigned type integer arithmetic wraps in
   std::string flit(DType t, double v) const;
   std::string ilit(DType t, uint64_t bits) const;
-  std::string math(std::string_view name, DType t) const { return math_function(name, t); }
-  // ---- helpers (the prelude) ----
+  // ---- helpers: each printed once, before the entries, when first used ----
   std::string use_helper(const std::string& name, const std::string& definition);
+  // The address space of array parameter `array` (global, private, shared).
+  std::string space_of(int array) const;
+  // ---- the prelude (c_prelude.cpp) ----
   std::string helper_int_div(ir::Op op, DType t);
   std::string helper_float_div(ir::Op op, DType t);
   std::string helper_int_pow(DType t);
@@ -182,7 +126,12 @@ class CFamilyGenerator {
   std::string helper_report(int rank);
   // `space`: the address space of the array (global, private, shared).
   std::string helper_checked_load(DType mem, int rank, const std::string& space);
-  std::string space_of(int array) const;
+  // ---- atomics and collectives (c_atomics.cpp) ----
+  // A native atomic `op` on `T* p` with value `v` returning the old value, or "" for a
+  // compare-and-swap loop.
+  std::string native_atomic(ir::AtomicOp op, DType t, const std::string& space,
+                            const std::string& p, const std::string& v) const;
+  std::string cas_body(DType u, const std::string& space) const;
   std::string helper_cas(DType u, const std::string& space);
   std::string helper_atomic(ir::AtomicOp op, DType t, int array);
   std::string helper_collective(ir::Collective c, DType t);
@@ -209,6 +158,7 @@ class CFamilyGenerator {
   std::string reduction_body(const std::string& gid);
   void reset_entry();
 
+  const CDialect& d_;
   const ir::Kernel* k_ = nullptr;
   std::set<std::string> names_;
   std::vector<std::string> param_names_;                // per IR parameter
@@ -220,6 +170,16 @@ class CFamilyGenerator {
   std::set<std::string> helper_names_;
   std::string helpers_;
   std::string out_;
+};
+
+// Metal Shading Language: its dialect, and the refusals of what Metal cannot run.
+class MslGenerator final : public CFamilyGenerator {
+ public:
+  MslGenerator() : CFamilyGenerator(msl_dialect()) {}
+
+ protected:
+  // f64 (Metal GPUs have none), and more than 31 buffer arguments.
+  void check_kernel(const ir::Kernel& k) const override;
 };
 
 }  // namespace tack::codegen
