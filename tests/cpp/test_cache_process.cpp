@@ -23,6 +23,8 @@
 #include <cstring>
 #include <iterator>
 
+#include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/host_target.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/source_id.hpp"
@@ -74,13 +76,19 @@ TEST(CacheChild, RunKernel) {
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(got[i], 3.0 * i + 2) << dtype_name(t);
   }
   CacheStats s = cache_stats();
+  // What the process mapped: the compiler library, and any LLVM (PoCL, on OpenCL, has its own).
+  std::ifstream maps_file("/proc/self/maps");
+  const std::string maps((std::istreambuf_iterator<char>(maps_file)),
+                         std::istreambuf_iterator<char>());
   std::ofstream(out) << s.compiles << " " << s.disk_hits << " " << s.disk_corrupt << " "
-                     << cache_enabled() << " " << s.disk_refused << " " << s.disk_lock_waits
-                     << "\n";
+                     << cache_enabled() << " " << s.disk_refused << " " << s.disk_lock_waits << " "
+                     << (maps.find(cpu::kCompilerLibrary) != std::string::npos) << " "
+                     << (maps.find("libLLVM") != std::string::npos) << "\n";
 }
 
 struct ChildStats {
   int compiles = -1, disk_hits = -1, disk_corrupt = -1, enabled = -1, refused = -1, lock_waits = -1;
+  int maps_compiler = -1, maps_llvm = -1;
 };
 
 class CacheProcess : public testing::Test {
@@ -128,7 +136,7 @@ class CacheProcess : public testing::Test {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child failed";
     ChildStats s;
     std::ifstream(out_file) >> s.compiles >> s.disk_hits >> s.disk_corrupt >> s.enabled >>
-        s.refused >> s.lock_waits;
+        s.refused >> s.lock_waits >> s.maps_compiler >> s.maps_llvm;
     return s;
   }
 
@@ -159,11 +167,14 @@ class CacheProcess : public testing::Test {
     return e.empty() ? fs::path() : e[0];
   }
 
+  // The kernels' entries (not the CPU's host description, cpu_host-*.tck, host_target.hpp).
   std::vector<fs::path> entries() {
     std::vector<fs::path> out;
     if (fs::exists(dir_))
       for (const auto& e : fs::directory_iterator(dir_))
-        if (e.path().extension() == ".tck") out.push_back(e.path());
+        if (e.path().extension() == ".tck" &&
+            !e.path().filename().string().starts_with(cpu::kHostRecordBackend))
+          out.push_back(e.path());
     return out;
   }
 
@@ -178,6 +189,14 @@ TEST_F(CacheProcess, SecondProcessLoadsInsteadOfCompiling) {
   ChildStats second = run_child();
   EXPECT_EQ(second.compiles, 0);
   EXPECT_EQ(second.disk_hits, 1);
+  // LLVM is loaded only to compile: the process that loaded its kernel from the cache never
+  // mapped the compiler library, nor (on the CPU; PoCL brings an LLVM of its own) any LLVM.
+  const bool cpu = get_default_device().backend().name == "cpu";
+  EXPECT_EQ(first.maps_compiler, cpu ? 1 : 0);
+  EXPECT_EQ(second.maps_compiler, 0);
+  if (cpu) {
+    EXPECT_EQ(second.maps_llvm, 0);
+  }
 }
 
 TEST_F(CacheProcess, TruncatedEntryIsRecompiledAndReplaced) {
