@@ -25,6 +25,8 @@
 
 #include "backends/cpu/cpu_compiler.hpp"
 #include "backends/cpu/host_target.hpp"
+#include "backends/cpu/kernel_loader.hpp"
+#include "codegen/llvm/abi.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/source_id.hpp"
@@ -384,6 +386,39 @@ TEST_F(CacheProcess, APlantedEntryRunsOnlyFromTheUsersOwnPrivateDirectory) {
   EXPECT_EQ(run_child().compiles, 1);
   ChildStats own = run_child();  // its own entry: loaded
   EXPECT_EQ(own.disk_hits, 1);
+}
+
+// Kernels are loaded from a sealed memory file through /proc/self/fd/N. The number N is reused
+// once a load closed it, and glibc would hand back the object loaded earlier under the same name:
+// each load must get its own object (and a damaged one must not load).
+TEST(KernelLoader, EachLoadIsItsOwnObject) {
+  const auto kernel = [](int constant) {
+    return test::specialize(
+        "import tack\n@tack.kernel\ndef k(out):\n    for i in range(out.shape[0]):\n"
+        "        out[i] = " +
+            std::to_string(constant) + "\n",
+        "i32[]");
+  };
+  const std::string salt = std::to_string(::getpid());
+  for (int round = 0; round < 3; ++round) {
+    const ir::Kernel k = kernel(40 + round);
+    codegen::LlvmOptions o;
+    o.symbol_prefix = fmt::format("tack_loader_{}_{}", salt, round);
+    const std::string image = cpu::compile_kernel(k, o, cpu::host_target(), false).shared_object;
+    cpu::LoadedKernel loaded = cpu::load_kernel(image, o.symbol_prefix, false);
+    // The launch ABI (codegen/llvm/abi.hpp): the array and its extent, then start, step, count.
+    const codegen::ArgLayout layout(k);
+    int32_t out[4] = {};
+    std::vector<uint64_t> slots(layout.slot_count, 0);
+    slots[layout.param_slot[0]] = reinterpret_cast<uint64_t>(out);
+    slots[layout.param_slot[0] + 1] = 4;
+    slots[layout.loop_slot + 1] = 1;
+    slots[layout.loop_slot + 2] = 4;
+    loaded.chunk(slots.data(), 0, 4);
+    EXPECT_EQ(out[3], 40 + round) << "round " << round << " ran an earlier kernel's code";
+  }
+  EXPECT_THROW(cpu::load_kernel("not an ELF file", "tack_loader_damaged_" + salt, false),
+               DeviceError);
 }
 
 // In one process: threads with separate Kernel handles of one Module compile a variant once.

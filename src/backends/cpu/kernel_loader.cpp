@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "codegen/llvm/abi.hpp"
+#include "runtime/cache_file.hpp"
 #include "tack/error.hpp"
 
 namespace tack::cpu {
@@ -41,20 +42,14 @@ class Loader {
     };
     // A sealed file in memory holding exactly `image`: nothing can change it once it is written.
     const std::string name = "tack-kernel " + prefix;
-    const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) throw fail(fmt::format("memfd_create: {}", std::strerror(errno)));
-    struct Close {
-      int fd;
-      ~Close() { ::close(fd); }
-    } close_fd{fd};
-    for (size_t done = 0; done < image.size();) {
-      const ssize_t put = ::write(fd, image.data() + done, image.size() - done);
-      if (put < 0 && errno != EINTR) throw fail(fmt::format("write: {}", std::strerror(errno)));
-      if (put > 0) done += static_cast<size_t>(put);
-    }
-    if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) != 0)
+    cache_file::Fd fd(::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (fd.get() < 0) throw fail(fmt::format("memfd_create: {}", std::strerror(errno)));
+    if (!cache_file::write_all(fd.get(), image))
+      throw fail(fmt::format("write: {}", std::strerror(errno)));
+    if (::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) !=
+        0)
       throw fail(fmt::format("sealing: {}", std::strerror(errno)));
-    const std::string path = unique_path(fd, loads_++);
+    const std::string path = unique_path(fd.get(), loads_++);
     // RTLD_LOCAL: its symbols never resolve anyone else's. The mapping outlives the descriptor.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
@@ -63,7 +58,10 @@ class Loader {
     }
     const auto find = [&](const std::string& symbol) {
       void* p = ::dlsym(handle, symbol.c_str());
-      if (p == nullptr) throw fail("it has no symbol " + symbol);
+      if (p == nullptr) {
+        ::dlclose(handle);  // a damaged object: the recompiled one is loaded anew
+        throw fail("it has no symbol " + symbol);
+      }
       return p;
     };
     LoadedKernel k;

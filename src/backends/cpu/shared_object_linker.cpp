@@ -20,29 +20,19 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "runtime/cache_file.hpp"
+
 LLD_HAS_DRIVER(elf)
 
 namespace tack::cpu {
 namespace {
 
-// A descriptor closed on every path out of a scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  // The path through which lld opens it.
-  std::string path() const { return fmt::format("/proc/self/fd/{}", fd_); }
+using cache_file::Fd;
 
- private:
-  int fd_;
-};
+// The path through which lld opens a descriptor of this process.
+std::string path_of(const Fd& fd) {
+  return fmt::format("/proc/self/fd/{}", fd.get());
+}
 
 std::runtime_error system_error(const char* what) {
   return std::runtime_error(
@@ -94,12 +84,8 @@ std::string link_shared_object(const std::string& object) {
   // The input: an anonymous file in memory, which lld opens by its /proc path.
   Fd input(::memfd_create("tack-kernel.o", MFD_CLOEXEC));
   if (input.get() < 0) throw system_error("memfd_create");
-  for (size_t done = 0; done < object.size();) {
-    const ssize_t put = ::write(input.get(), object.data() + done, object.size() - done);
-    if (put < 0 && errno != EINTR) throw system_error("write");
-    if (put > 0) done += static_cast<size_t>(put);
-  }
-  const std::string in = input.path();
+  if (!cache_file::write_all(input.get(), object)) throw system_error("write");
+  const std::string in = path_of(input);
   std::string libm, libc;
   if (calls_out(object)) {
     // Bound to these libraries' current symbol versions, as a program built here would be (exp's
@@ -114,7 +100,7 @@ std::string link_shared_object(const std::string& object) {
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) throw system_error("pipe");
   Fd read_end(ends[0]), write_end(ends[1]);
-  const std::string out = write_end.path();
+  const std::string out = path_of(write_end);
   std::vector<const char*> args = {"ld.lld", "-shared", "--threads=1",
                                    // Calls between the kernel's own functions stay inside it.
                                    "-Bsymbolic", "--hash-style=gnu", "-z", "now", "-z", "relro",
@@ -141,7 +127,7 @@ std::string link_shared_object(const std::string& object) {
       Fd& write_end;
       std::thread& reader;
       ~Join() {
-        write_end.reset();
+        write_end.close();
         reader.join();
       }
     } join{write_end, reader};
