@@ -32,6 +32,16 @@ std::string unique_path(int fd, uint64_t n) {
   return path + std::to_string(fd);
 }
 
+// A file in memory that may be mapped executable. Where the system makes such files non-executable
+// by default (vm.memfd_noexec = 1, Linux 6.3 and later), only MFD_EXEC allows it; older kernels do
+// not know the flag (EINVAL) and need none.
+int executable_memfd(const std::string& name) {
+  constexpr unsigned kExec = 0x0010U;  // MFD_EXEC, newer than the C library's headers
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING | kExec);
+  if (fd >= 0 || errno != EINVAL) return fd;
+  return ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
 class Loader {
  public:
   LoadedKernel load(std::string_view image, const std::string& prefix, bool has_result) {
@@ -42,7 +52,7 @@ class Loader {
     };
     // A sealed file in memory holding exactly `image`: nothing can change it once it is written.
     const std::string name = "tack-kernel " + prefix;
-    cache_file::Fd fd(::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    cache_file::Fd fd(executable_memfd(name));
     if (fd.get() < 0) throw fail(fmt::format("memfd_create: {}", std::strerror(errno)));
     if (!cache_file::write_all(fd.get(), image))
       throw fail(fmt::format("write: {}", std::strerror(errno)));
