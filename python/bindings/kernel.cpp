@@ -1,6 +1,7 @@
 // Decorated kernels: tack.Kernel wraps a Python function. At its first call the function's source
 // text, file, first line and a resolver for its free names go to tack::Module::from_function;
 // every call converts its arguments here, in C++, and runs tack::Kernel::call without the GIL.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "ext.hpp"
+#include "lang/load.hpp"
 
 namespace tack::python {
 namespace {
@@ -273,6 +275,13 @@ void bind_kernel(nb::module_& m) {
       .def_rw("member", &ExternalName::member);
 
   m.def("_set_builder", [](nb::object b) { builder() = std::move(b); });
+  // The text of the definition starting at `first_line` of a file's text, or None: what
+  // inspect.getsourcelines finds, without Python's tokenizer (whose first use costs milliseconds).
+  m.def("_definition_at",
+        [](const std::string& text, int first_line) -> std::optional<std::string> {
+          if (auto d = lang::statement_at(text, first_line)) return std::string(*d);
+          return std::nullopt;
+        });
 
   nb::class_<KernelObject>(m, "Kernel", nb::type_slots(kernel_slots),
                            "A @tack.kernel: compiled at its first call for its argument types, "

@@ -5,6 +5,7 @@ resolver that answers what each free name is bound to (from the function's closu
 to the C++ core, which parses, checks, specializes and compiles it at the first call.
 """
 import inspect as _inspect
+import linecache as _linecache
 import math as _math
 import numbers
 import sys
@@ -135,6 +136,12 @@ def inspect(k, *args, mode="ir"):
 def _source_of(fn):
     """The function's source text (decorators included), file and first line."""
     code = fn.__code__
+    # From the file's lines as linecache has them (a file, or a notebook cell): the core finds where
+    # the definition ends; inspect.getsourcelines, the fallback, tokenizes (milliseconds at first).
+    text = "".join(_linecache.getlines(code.co_filename, fn.__globals__))
+    source = _tack._definition_at(text, code.co_firstlineno) if text else None
+    if source is not None:
+        return source, code.co_filename, code.co_firstlineno
     filename = _inspect.getsourcefile(fn) or code.co_filename
     try:
         lines, first = _inspect.getsourcelines(fn)

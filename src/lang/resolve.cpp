@@ -14,8 +14,11 @@ constexpr const char* kModule = "<module>";
 
 }  // namespace
 
-ResolvedModule::ResolvedModule(ast::Module module, ExternalResolver external)
-    : module_(std::move(module)), external_(std::move(external)) {
+ResolvedModule::ResolvedModule(ast::Module module, ExternalResolver external,
+                               std::vector<std::string> lazy_functions)
+    : module_(std::move(module)),
+      external_(std::move(external)),
+      lazy_functions_(std::move(lazy_functions)) {
   resolve_imports();
   resolve_globals();
   resolve_functions();
@@ -358,18 +361,21 @@ const SourceFile& ResolvedModule::source_of(const ast::FunctionDef& f) const {
   return source();
 }
 
-std::vector<std::string> ResolvedModule::kernel_names() const {
+std::vector<std::string> ResolvedModule::names_of(FunctionKind kind) const {
   std::vector<std::string> out;
   for (const auto& f : module_.functions)
-    if (kind_of(*f) == FunctionKind::Kernel) out.push_back(f->name);
+    if (kind_of(*f) == kind) out.push_back(f->name);
+  for (const std::string& name : lazy_functions_)
+    if (const ast::FunctionDef* f = function(name); f && kind_of(*f) == kind) out.push_back(name);
   return out;
 }
 
+std::vector<std::string> ResolvedModule::kernel_names() const {
+  return names_of(FunctionKind::Kernel);
+}
+
 std::vector<std::string> ResolvedModule::func_names() const {
-  std::vector<std::string> out;
-  for (const auto& f : module_.functions)
-    if (kind_of(*f) == FunctionKind::Func) out.push_back(f->name);
-  return out;
+  return names_of(FunctionKind::Func);
 }
 
 }  // namespace tack::lang

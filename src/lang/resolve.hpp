@@ -65,8 +65,11 @@ class ResolvedModule {
  public:
   // Resolves the module's top level. Throws CompileError for a malformed tack.constant,
   // a duplicate definition, or an unknown tack decorator. Names the module does not bind are
-  // asked of `external` (once each) when one is given.
-  explicit ResolvedModule(ast::Module module, ExternalResolver external = nullptr);
+  // asked of `external` (once each) when one is given. `lazy_functions`: functions of this module
+  // that `external` parses when they are first looked up (load.hpp), which kernel_names() and
+  // func_names() list too.
+  explicit ResolvedModule(ast::Module module, ExternalResolver external = nullptr,
+                          std::vector<std::string> lazy_functions = {});
 
   const SourceFile& source() const { return *module_.source; }
   std::shared_ptr<const SourceFile> source_ptr() const { return module_.source; }
@@ -85,6 +88,7 @@ class ResolvedModule {
   void resolve_functions();
   Constant fold_constant(const ast::GlobalAssign& g) const;
   FunctionKind decorator_kind(const ast::FunctionDef& f) const;
+  std::vector<std::string> names_of(FunctionKind kind) const;
 
   ast::Module module_;
   std::map<std::string, Symbol> symbols_;
@@ -92,6 +96,7 @@ class ResolvedModule {
   std::map<const ast::FunctionDef*, FunctionKind> kinds_;
   // Names answered by the host, cached; lookups may come from several compiling threads.
   ExternalResolver external_;
+  std::vector<std::string> lazy_functions_;
   mutable std::recursive_mutex external_mutex_;  // lookups recurse through decorators
   mutable std::map<std::string, Symbol> external_symbols_;
   mutable std::vector<std::unique_ptr<Constant>> external_constants_;

@@ -267,13 +267,14 @@ void DiskCache::remove_unusable(int dir_fd, const std::string& name, uint64_t de
   }
 }
 
-std::optional<std::string> DiskCache::load(std::string_view backend, std::string_view key) {
+std::optional<std::string> DiskCache::load(std::string_view backend, std::string_view key,
+                                           bool counted) {
   check_backend(backend);
   if (!enabled()) return std::nullopt;
   const int dfd = dir_fd();
   const std::string name = file_name(backend, key);
   const auto miss = [&] {
-    misses_.fetch_add(1, std::memory_order_relaxed);
+    if (counted) misses_.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   };
   if (dfd < 0) return miss();
@@ -284,9 +285,13 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
   const auto reject = [&](const struct stat& st, const std::string& problem, bool refused) {
     if (refused) {
       refused_.fetch_add(1, std::memory_order_relaxed);
-      const std::string message =
-          fmt::format("refused cache entry {}: it {}; removed it, the kernel is compiled again",
-                      shown, problem);
+      // Tack writes its entries 0600 in a directory only the user can write: an entry that fails
+      // was put there by someone else, or by a process of the user's that loosened it.
+      const std::string message = fmt::format(
+          "refused cache entry {}: it {}, so its code may not be yours; removed it, the kernel is "
+          "compiled again. Keep only your own files, writable by you alone, in {} (`chmod 600` "
+          "your files there, remove other users' files, and `chmod 700` the directory)",
+          shown, problem, real_dir().string());
       record_error(message);
       warn_once(message);
     } else {
@@ -343,14 +348,15 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
   // often not kept).
   ::futimens(fd.get(), nullptr);
   fd.close();
-  hits_.fetch_add(1, std::memory_order_relaxed);
+  if (counted) hits_.fetch_add(1, std::memory_order_relaxed);
   // Erasing the header in place reuses the buffer instead of allocating a second copy.
   const size_t artifact_offset = static_cast<size_t>(entry.artifact.data() - data->data());
   data->erase(0, artifact_offset);
   return std::move(*data);
 }
 
-void DiskCache::store(std::string_view backend, std::string_view key, std::string_view artifact) {
+void DiskCache::store(std::string_view backend, std::string_view key, std::string_view artifact,
+                      bool counted) {
   check_backend(backend);
   if (!enabled()) return;
   const std::string name = file_name(backend, key);
@@ -424,7 +430,7 @@ void DiskCache::store(std::string_view backend, std::string_view key, std::strin
     ::unlinkat(dfd, temp.c_str(), 0);
     return;
   }
-  writes_.fetch_add(1, std::memory_order_relaxed);
+  if (counted) writes_.fetch_add(1, std::memory_order_relaxed);
   evict(dfd, name);
 }
 

@@ -111,10 +111,15 @@ class DiskCache {
   // The artifact stored for (backend, key), or nullopt. An unusable entry is counted, removed and
   // reported as a miss. `backend` must be a name of letters, digits and '_' (it is part of the
   // file name); anything else throws tack::ValueError, since it is a bug in the caller.
-  std::optional<std::string> load(std::string_view backend, std::string_view key);
+  // `counted`: whether a hit or miss counts in stats() (an entry that is not a kernel's, like the
+  // CPU backend's description of the host, does not).
+  std::optional<std::string> load(std::string_view backend, std::string_view key,
+                                  bool counted = true);
   // Stores the artifact for (backend, key), replacing any entry, then evicts the least recently
-  // used entries while the cache is over max_bytes. Never throws for an I/O failure.
-  void store(std::string_view backend, std::string_view key, std::string_view artifact);
+  // used entries while the cache is over max_bytes. Never throws for an I/O failure. `counted`:
+  // whether the write counts in stats().
+  void store(std::string_view backend, std::string_view key, std::string_view artifact,
+             bool counted = true);
 
   // A claim on one entry across processes, held while it is compiled, so that concurrent first
   // calls compile once: the others wait in lock() and then load. Released (and its lock file

@@ -17,6 +17,7 @@
 #include "ir/passes.hpp"
 #include "ir/printer.hpp"
 #include "ir/verifier.hpp"
+#include "lang/load.hpp"
 #include "lang/parser.hpp"
 #include "lang/resolve.hpp"
 #include "runtime/compile_once.hpp"
@@ -312,7 +313,8 @@ Module Module::from_source(const std::string& source, const std::string& filenam
   auto file = std::make_shared<const SourceFile>(filename, source);
   Module m;
   m.state_ = std::make_shared<detail::ModuleState>();
-  m.state_->module = std::make_shared<const lang::ResolvedModule>(lang::parse_module(file));
+  // Its functions are parsed when a kernel first reaches them (lang/load.hpp).
+  m.state_->module = lang::load_module(file);
   return m;
 }
 

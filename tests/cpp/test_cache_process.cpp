@@ -23,6 +23,11 @@
 #include <cstring>
 #include <iterator>
 
+#include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/host_target.hpp"
+#include "backends/cpu/kernel_loader.hpp"
+#include "codegen/llvm/abi.hpp"
+#include "backends/backend.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/source_id.hpp"
@@ -74,13 +79,19 @@ TEST(CacheChild, RunKernel) {
     for (int i = 0; i < 1000; ++i) ASSERT_EQ(got[i], 3.0 * i + 2) << dtype_name(t);
   }
   CacheStats s = cache_stats();
+  // What the process mapped: the compiler library, and any LLVM (PoCL, on OpenCL, has its own).
+  std::ifstream maps_file("/proc/self/maps");
+  const std::string maps((std::istreambuf_iterator<char>(maps_file)),
+                         std::istreambuf_iterator<char>());
   std::ofstream(out) << s.compiles << " " << s.disk_hits << " " << s.disk_corrupt << " "
-                     << cache_enabled() << " " << s.disk_refused << " " << s.disk_lock_waits
-                     << "\n";
+                     << cache_enabled() << " " << s.disk_refused << " " << s.disk_lock_waits << " "
+                     << (maps.find(cpu::kCompilerLibrary) != std::string::npos) << " "
+                     << (maps.find("libLLVM") != std::string::npos) << "\n";
 }
 
 struct ChildStats {
   int compiles = -1, disk_hits = -1, disk_corrupt = -1, enabled = -1, refused = -1, lock_waits = -1;
+  int maps_compiler = -1, maps_llvm = -1;
 };
 
 class CacheProcess : public testing::Test {
@@ -128,7 +139,7 @@ class CacheProcess : public testing::Test {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child failed";
     ChildStats s;
     std::ifstream(out_file) >> s.compiles >> s.disk_hits >> s.disk_corrupt >> s.enabled >>
-        s.refused >> s.lock_waits;
+        s.refused >> s.lock_waits >> s.maps_compiler >> s.maps_llvm;
     return s;
   }
 
@@ -159,11 +170,14 @@ class CacheProcess : public testing::Test {
     return e.empty() ? fs::path() : e[0];
   }
 
+  // The kernels' entries (not the CPU's host description, cpu_host-*.tck, host_target.hpp).
   std::vector<fs::path> entries() {
     std::vector<fs::path> out;
     if (fs::exists(dir_))
       for (const auto& e : fs::directory_iterator(dir_))
-        if (e.path().extension() == ".tck") out.push_back(e.path());
+        if (e.path().extension() == ".tck" &&
+            !e.path().filename().string().starts_with(cpu::kHostRecordBackend))
+          out.push_back(e.path());
     return out;
   }
 
@@ -178,6 +192,14 @@ TEST_F(CacheProcess, SecondProcessLoadsInsteadOfCompiling) {
   ChildStats second = run_child();
   EXPECT_EQ(second.compiles, 0);
   EXPECT_EQ(second.disk_hits, 1);
+  // LLVM is loaded only to compile: the process that loaded its kernel from the cache never
+  // mapped the compiler library, nor (on the CPU; PoCL brings an LLVM of its own) any LLVM.
+  const bool cpu = get_default_device().backend().name == "cpu";
+  EXPECT_EQ(first.maps_compiler, cpu ? 1 : 0);
+  EXPECT_EQ(second.maps_compiler, 0);
+  if (cpu) {
+    EXPECT_EQ(second.maps_llvm, 0);
+  }
 }
 
 TEST_F(CacheProcess, TruncatedEntryIsRecompiledAndReplaced) {
@@ -365,6 +387,39 @@ TEST_F(CacheProcess, APlantedEntryRunsOnlyFromTheUsersOwnPrivateDirectory) {
   EXPECT_EQ(run_child().compiles, 1);
   ChildStats own = run_child();  // its own entry: loaded
   EXPECT_EQ(own.disk_hits, 1);
+}
+
+// Kernels are loaded from a sealed memory file through /proc/self/fd/N. The number N is reused
+// once a load closed it, and glibc would hand back the object loaded earlier under the same name:
+// each load must get its own object (and a damaged one must not load).
+TEST(KernelLoader, EachLoadIsItsOwnObject) {
+  const auto kernel = [](int constant) {
+    return test::specialize(
+        "import tack\n@tack.kernel\ndef k(out):\n    for i in range(out.shape[0]):\n"
+        "        out[i] = " +
+            std::to_string(constant) + "\n",
+        "i32[]");
+  };
+  const std::string salt = std::to_string(::getpid());
+  for (int round = 0; round < 3; ++round) {
+    const ir::Kernel k = kernel(40 + round);
+    codegen::LlvmOptions o;
+    o.symbol_prefix = fmt::format("tack_loader_{}_{}", salt, round);
+    const std::string image = cpu::compile_kernel(k, o, cpu::host_target(), false).shared_object;
+    cpu::LoadedKernel loaded = cpu::load_kernel(image, o.symbol_prefix, false);
+    // The launch ABI (codegen/llvm/abi.hpp): the array and its extent, then start, step, count.
+    const codegen::ArgLayout layout(k);
+    int32_t out[4] = {};
+    std::vector<uint64_t> slots(layout.slot_count, 0);
+    slots[layout.param_slot[0]] = reinterpret_cast<uint64_t>(out);
+    slots[layout.param_slot[0] + 1] = 4;
+    slots[layout.loop_slot + 1] = 1;
+    slots[layout.loop_slot + 2] = 4;
+    loaded.chunk(slots.data(), 0, 4);
+    EXPECT_EQ(out[3], 40 + round) << "round " << round << " ran an earlier kernel's code";
+  }
+  EXPECT_THROW(cpu::load_kernel("not an ELF file", "tack_loader_damaged_" + salt, false),
+               DeviceError);
 }
 
 // In one process: threads with separate Kernel handles of one Module compile a variant once.

@@ -259,6 +259,9 @@ TEST_F(CacheSafety, AnEntryWritableByOthersIsRefused) {
     EXPECT_EQ(cache.load("cpu", kKey), std::nullopt);
     EXPECT_EQ(cache.stats().refused, 1u);
     EXPECT_FALSE(fs::exists(entry_path()));
+    // The refusal says why and how to fix the permissions.
+    EXPECT_NE(cache.last_error().find("is writable by"), std::string::npos) << cache.last_error();
+    EXPECT_NE(cache.last_error().find("chmod 700"), std::string::npos) << cache.last_error();
   }
 }
 

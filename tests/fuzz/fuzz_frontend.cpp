@@ -1,5 +1,5 @@
-// libFuzzer target over the compiler's front half: source text is parsed and resolved (what
-// Module::from_source does), every kernel is specialized for several argument signatures, for a
+// libFuzzer target over the compiler's front half: source text is parsed and resolved (as a whole,
+// and as Module::from_source loads it, function by function), every kernel is specialized for several argument signatures, for a
 // target without workgroups (the CPU) and one with them (the GPUs), the IR is verified (and again
 // after the debug mode's bounds checks), and every generator runs: the LLVM CPU generator and the
 // CUDA, HIP, OpenCL C, Level Zero and Metal printers.
@@ -23,6 +23,7 @@
 #include "codegen/llvm/llvm_codegen.hpp"
 #include "ir/passes.hpp"
 #include "ir/verifier.hpp"
+#include "lang/load.hpp"
 #include "lang/parser.hpp"
 #include "lang/resolve.hpp"
 #include "sema/specialize.hpp"
@@ -121,6 +122,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   } catch (const std::exception& e) {
     finding("parse and resolve", e.what());
+  }
+  // Module::from_source's lazy load (lang/load.hpp) finds the same kernels, each parsed alone from
+  // the lines the scanner gives it; and finding a definition at any line never fails badly.
+  try {
+    if (tack::lang::load_module(file)->kernel_names() != module->kernel_names())
+      finding("lazy load", "the kernels differ from the whole parse's");
+    for (int line = 1; line <= 64; ++line) tack::lang::statement_at(text, line);
+  } catch (const std::exception& e) {
+    finding("lazy load", e.what());
   }
   uint64_t seed = 14695981039346656037ULL;  // FNV-1a of the text: the mixed signature
   for (uint8_t c : text) seed = (seed ^ c) * 1099511628211ULL;

@@ -25,8 +25,10 @@ scale_add(3.0, x, out)
 scale_add(3.0, x, out)
 assert out.numpy().tolist() == [3.0 * i + 1.0 for i in range(16)]
 s = tack.cache_stats()
+maps = open("/proc/self/maps").read()
 print(json.dumps(dict(s._asdict(), cache_dir=tack.cache_dir(), enabled=tack.cache_enabled(),
-                      reason=tack.cache_disabled_reason())))
+                      reason=tack.cache_disabled_reason(),
+                      maps_compiler="libtack_cpu_compiler" in maps, maps_llvm="libLLVM" in maps)))
 """
 
 
@@ -55,6 +57,10 @@ def test_second_process_loads_from_the_disk_cache(tmp_path, subprocess_env):
     second = run_program(script, env)
     assert second["disk_hits"] == 1 and second["compiles"] == 0
     assert second["memory_hits"] >= 1
+    # LLVM is loaded only to compile: the first process mapped the compiler library, the second,
+    # which loaded its kernel from the disk cache, mapped neither it nor any LLVM.
+    assert first["maps_compiler"]
+    assert not second["maps_compiler"] and not second["maps_llvm"]
 
     # Debug mode is another variant: compiled again, not loaded.
     debug = run_program(script, dict(env, TACK_DEBUG="1"))
@@ -63,6 +69,19 @@ def test_second_process_loads_from_the_disk_cache(tmp_path, subprocess_env):
     # TACK_CACHE=0 turns the disk cache off.
     off = run_program(script, dict(env, TACK_CACHE="0"))
     assert off["compiles"] == 1 and off["disk_hits"] == 0 and off["disk_writes"] == 0
+
+
+def test_the_extension_and_libtack_link_no_llvm():
+    """The CPU compiler is a library of its own beside libtack, opened at the first compile."""
+    def ldd(path):
+        return subprocess.run(["ldd", path], capture_output=True, text=True, check=True).stdout
+
+    extension = ldd(tack._tack.__file__)
+    libtack = next(line.split("=>")[1].split()[0] for line in extension.splitlines()
+                   if line.strip().startswith("libtack"))
+    for deps in (extension, ldd(libtack)):
+        assert "libLLVM" not in deps, deps
+    assert os.path.exists(os.path.join(os.path.dirname(libtack), "libtack_cpu_compiler.so"))
 
 
 def test_clear_cache_forgets_memory_and_disk(tmp_path, subprocess_env):

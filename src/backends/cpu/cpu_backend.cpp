@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "backends/cpu/cpu_compiler.hpp"
+#include "backends/cpu/host_target.hpp"
+#include "backends/cpu/kernel_loader.hpp"
 #include "backends/cpu/thread_pool.hpp"
 #include "codegen/llvm/abi.hpp"
 #include "tack/error.hpp"
@@ -77,18 +80,23 @@ class CpuBackend final : public detail::Backend {
     for (size_t i = 0; i < count; ++i) std::memcpy(d + i * pattern_bytes, pattern, pattern_bytes);
   }
 
+  // LLVM's version and its description of the host: everything about the target that changes the
+  // code, known without loading LLVM (host_target.hpp).
   std::string cache_target(int) override {
-    CpuCompiler& c = CpuCompiler::instance();
-    return fmt::format("llvm {}; {}", c.llvm_version(), c.target_description());
+    std::call_once(target_once_, [this] {
+      const HostTarget& t = host_target();
+      target_ = fmt::format("llvm {}; {};{};{}", TACK_LLVM_VERSION, t.triple, t.cpu, t.features);
+    });
+    return target_;
   }
 
   std::string compile(const ir::Kernel& k, const detail::CompileOptions& o, int) override {
-    return CpuCompiler::instance().compile(k, llvm_options(o)).object;
+    return compile_kernel(k, llvm_options(o), host_target(), false).shared_object;
   }
 
   std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
                                            const detail::CompileOptions& o, int) override {
-    LoadedKernel fns = Jit::instance().load(artifact, o.symbol_prefix, k.result != nullptr);
+    LoadedKernel fns = load_kernel(artifact, o.symbol_prefix, k.result != nullptr);
     auto code = std::make_unique<CpuCode>(fns, k);
     int64_t weight = has_loop(k.body) ? 64 : 1;
     code->inner_iterations_weight = weight;
@@ -156,7 +164,7 @@ class CpuBackend final : public detail::Backend {
   void synchronize(int) override {}
 
   std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool optimized) override {
-    CompiledObject c = CpuCompiler::instance().compile(k, llvm_options(o), true);
+    CompiledKernel c = compile_kernel(k, llvm_options(o), host_target(), true);
     return optimized ? c.ir_after : c.ir_before;
   }
 
@@ -167,6 +175,9 @@ class CpuBackend final : public detail::Backend {
     l.no_alias = o.no_alias;
     return l;
   }
+
+  std::once_flag target_once_;
+  std::string target_;
 };
 
 }  // namespace

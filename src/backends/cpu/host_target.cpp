@@ -1,0 +1,146 @@
+#include "backends/cpu/host_target.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "runtime/disk_cache.hpp"
+#include "runtime/source_id.hpp"
+#include "tack/runtime.hpp"
+
+#if defined(__x86_64__) && defined(__linux__)
+#include <cpuid.h>
+#include <gnu/libc-version.h>
+#endif
+
+namespace tack::cpu {
+namespace {
+
+#if defined(__x86_64__) && defined(__linux__)
+
+struct Leaf {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+};
+
+// glibc's record of the cpuid leaves it read at start-up (<sys/platform/x86.h>): the leaf's
+// registers, then the features it found usable. Looked up at run time, so that libtack also loads
+// with a C library that lacks it.
+struct GlibcLeaf {
+  unsigned cpuid[4];
+  unsigned active[4];
+};
+using GlibcLeafFn = const GlibcLeaf* (*)(unsigned index);
+// Its indices (CPUID_INDEX_*), all present from glibc 2.36 on.
+enum GlibcIndex : unsigned {
+  kIndex1 = 0,
+  kIndex7 = 1,
+  kIndex80000001 = 2,
+  kIndexD1 = 3,
+  kIndex80000008 = 5,
+  kIndex7_1 = 6,
+  kIndex19 = 7,
+  kIndex14 = 8,
+  kNoIndex = ~0u,
+};
+
+GlibcLeafFn glibc_leaves() {
+  int major = 0, minor = 0;
+  if (std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 ||
+      (major == 2 && minor < 36))
+    return nullptr;
+  return reinterpret_cast<GlibcLeafFn>(::dlsym(RTLD_DEFAULT, "__x86_get_cpuid_feature_leaf"));
+}
+
+// The words LLVM's host detection reads (llvm::sys::getHostCPUName and getHostCPUFeatures): the
+// vendor and highest leaf (0), family and model and features (1), the feature leaves 7, 7.1, 0xd.1,
+// 0x14, 0x19, 0x24 (AVX10) and 0x80000001, 0x80000008, and XCR0, the state the OS saves. Not leaf
+// 1's EBX, which holds the APIC ID of whichever core ran the read.
+std::string x86_signature(bool use_glibc) {
+  unsigned max_basic = 0, b = 0, c = 0, d = 0;
+  __cpuid(0, max_basic, b, c, d);
+  std::string sig = fmt::format("x86 {:x} {:08x}{:08x}{:08x}", max_basic, b, d, c);
+  const GlibcLeafFn glibc = use_glibc ? glibc_leaves() : nullptr;
+  unsigned max_extended = 0;
+  if (!glibc) __cpuid(0x80000000, max_extended, b, c, d);
+  // A leaf the CPU does not have reads as zeros, as glibc leaves it.
+  const auto leaf = [&](unsigned n, unsigned sub, GlibcIndex index) {
+    Leaf l;
+    if (glibc && index != kNoIndex) {
+      const GlibcLeaf* g = glibc(index);
+      return Leaf{g->cpuid[0], g->cpuid[1], g->cpuid[2], g->cpuid[3]};
+    }
+    if (n <= (n >= 0x80000000 ? max_extended : max_basic))
+      __cpuid_count(n, sub, l.eax, l.ebx, l.ecx, l.edx);
+    return l;
+  };
+  const Leaf l1 = leaf(1, 0, kIndex1), l7 = leaf(7, 0, kIndex7), l7_1 = leaf(7, 1, kIndex7_1);
+  const Leaf ld_1 = leaf(0xd, 1, kIndexD1), l14 = leaf(0x14, 0, kIndex14);
+  const Leaf l19 = leaf(0x19, 0, kIndex19);
+  const Leaf e1 = leaf(0x80000001, 0, kIndex80000001), e8 = leaf(0x80000008, 0, kIndex80000008);
+  const bool avx10 = (l7_1.edx >> 19) & 1;
+  const Leaf l24 = avx10 ? leaf(0x24, 0, kNoIndex) : Leaf{};
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  if ((l1.ecx >> 27) & 1)  // OSXSAVE: the OS set XCR0 up
+    __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  sig += fmt::format(
+      " 1:{:08x}.{:08x}.{:08x} 7:{:08x}.{:08x}.{:08x}.{:08x} 7.1:{:08x}.{:08x}.{:08x}.{:08x} "
+      "d.1:{:08x} 14:{:08x} 19:{:08x} 24:{:08x} e1:{:08x}.{:08x} e8:{:08x} xcr0:{:08x}{:08x}",
+      l1.eax, l1.ecx, l1.edx, l7.eax, l7.ebx, l7.ecx, l7.edx, l7_1.eax, l7_1.ebx, l7_1.ecx,
+      l7_1.edx, ld_1.eax, l14.ebx, l19.ebx, l24.ebx, e1.ecx, e1.edx, e8.ebx, xcr0_hi, xcr0_lo);
+  return sig;
+}
+
+#endif
+
+// "triple\ncpu\nfeatures", the record's artifact.
+std::string record_text(const HostTarget& t) {
+  return fmt::format("{}\n{}\n{}", t.triple, t.cpu, t.features);
+}
+
+std::optional<HostTarget> parse_record(const std::string& text) {
+  const size_t a = text.find('\n'), b = a == std::string::npos ? a : text.find('\n', a + 1);
+  if (b == std::string::npos || a == 0 || b == a + 1) return std::nullopt;
+  return HostTarget{text.substr(0, a), text.substr(a + 1, b - a - 1), text.substr(b + 1)};
+}
+
+HostTarget find_host_target() {
+  const std::string signature = cpu_signature(true);
+  DiskCache& cache = DiskCache::global();
+  const std::string key = signature.empty() ? "" : host_record_key(signature);
+  if (!key.empty()) {
+    if (auto text = cache.load(kHostRecordBackend, key, /*counted=*/false))
+      if (auto t = parse_record(*text)) return *t;
+  }
+  HostTarget t = compiler().host();
+  if (!key.empty()) cache.store(kHostRecordBackend, key, record_text(t), /*counted=*/false);
+  return t;
+}
+
+}  // namespace
+
+std::string cpu_signature(bool from_c_library) {
+#if defined(__x86_64__) && defined(__linux__)
+  return x86_signature(from_c_library);
+#else
+  return "";
+#endif
+}
+
+std::string host_record_key(const std::string& signature) {
+  return fmt::format("tack {} sources {}\ncpu host\nllvm {}\nsignature {}", version(),
+                     detail::source_id(), TACK_LLVM_VERSION, signature);
+}
+
+const HostTarget& host_target() {
+  static std::once_flag once;
+  static const HostTarget* target = nullptr;  // leaked, like the backend
+  // A throw (no compiler library) leaves the flag unset: the next variant asks again.
+  std::call_once(once, [] { target = new HostTarget(find_host_target()); });
+  return *target;
+}
+
+}  // namespace tack::cpu

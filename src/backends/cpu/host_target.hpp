@@ -1,0 +1,28 @@
+// The machine the CPU backend compiles for, known without starting LLVM: part of every CPU cache
+// key, so a process that finds its kernels in the disk cache never loads the compiler.
+#pragma once
+
+#include <string>
+
+#include "backends/cpu/cpu_compiler.hpp"
+
+namespace tack::cpu {
+
+// What identifies this CPU to LLVM's host detection: the cpuid words it reads (vendor and
+// family/model, the feature leaves) and the XCR0 register, as text; equal signatures get equal
+// answers from LLVM. `from_c_library`: from what the C library read at start-up where it says
+// (glibc 2.36 or later), since each cpuid instruction traps in a virtual machine (about 10 us);
+// false executes one for every leaf. Empty on a CPU that is not x86-64, where there is no such
+// cheap reading.
+std::string cpu_signature(bool from_c_library = true);
+
+// The target in LLVM's terms (Compiler::host), once per process: from the disk cache's record of
+// LLVM's answer for this CPU's signature, else asked of the compiler library and recorded for the
+// next process. Throws DeviceError when it must be asked and the compiler library is missing.
+const HostTarget& host_target();
+
+// The disk cache's name and key for the record of LLVM's answer for `signature`.
+inline constexpr const char* kHostRecordBackend = "cpu_host";
+std::string host_record_key(const std::string& signature);
+
+}  // namespace tack::cpu

@@ -1,0 +1,214 @@
+#include "lang/load.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "lang/parser.hpp"
+
+namespace tack::lang {
+namespace {
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// The name `def` introduces on the line at `text`, or "" when the line is not a definition.
+std::string_view defined_name(std::string_view text) {
+  if (text.substr(0, 3) != "def" || text.size() < 4 || (text[3] != ' ' && text[3] != '\t'))
+    return {};
+  size_t i = 4;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+  const size_t start = i;
+  while (i < text.size() && is_word_char(text[i])) ++i;
+  if (i == start || (text[start] >= '0' && text[start] <= '9')) return {};
+  return text.substr(start, i - start);
+}
+
+std::shared_ptr<const ResolvedModule> parse_whole(std::shared_ptr<const SourceFile> file) {
+  return std::make_shared<const ResolvedModule>(parse_module(std::move(file)));
+}
+
+// The names a module's imports and assignments bind (as ResolvedModule binds them).
+std::set<std::string> bound_names(const ast::Module& m) {
+  std::set<std::string> out;
+  for (const ast::Import& imp : m.imports) {
+    if (!imp.is_from) {
+      out.insert(imp.alias.empty() ? imp.module.substr(0, imp.module.find('.')) : imp.alias);
+      continue;
+    }
+    for (const auto& [name, alias] : imp.names) out.insert(alias.empty() ? name : alias);
+  }
+  for (const ast::GlobalAssign& g : m.globals) out.insert(g.name);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The statements of a block whose lines are indented by `indent` characters, from the line at
+// `pos` (number `line`) to the first line indented less (or the end of the text).
+std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, int line,
+                                           size_t indent) {
+  std::vector<TopLevelStatement> out;
+  int depth = 0;           // open brackets
+  char quote = 0;          // the quote of the string being read, 0 outside strings
+  bool triple = false;     // ... a triple-quoted one
+  bool continued = false;  // the last line ended with a backslash
+  bool decorated = false;  // the last statement is decorators still waiting for their `def`
+  while (pos < text.size()) {
+    // A line outside strings, brackets and continuations that is neither blank nor a comment
+    // starts a statement at the block's indentation, and ends the block below it.
+    if (quote == 0 && depth == 0 && !continued) {
+      size_t i = pos;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\f')) ++i;
+      const bool blank = i == text.size() || text[i] == '\n' || text[i] == '\r' || text[i] == '#';
+      if (!blank && i - pos < indent) break;
+      if (!blank && i - pos == indent) {
+        const std::string_view rest = text.substr(i);
+        const std::string name(defined_name(rest));
+        if (decorated) {
+          // After decorators: more of them, or what they decorate (a `class` is no function).
+          if (rest[0] != '@') {
+            decorated = false;
+            out.back().function = name;
+          }
+        } else {
+          if (!out.empty()) out.back().end = pos;
+          out.push_back({pos, text.size(), line, name});
+          decorated = rest[0] == '@';
+        }
+      }
+    }
+    continued = false;
+    // The rest of the physical line.
+    while (pos < text.size()) {
+      const char c = text[pos];
+      if (quote != 0) {
+        if (c == '\\') {
+          if (pos + 1 < text.size() && text[pos + 1] == '\n') ++line;
+          pos += 2;
+          continue;
+        }
+        if (c == quote && (!triple || text.substr(pos, 3) == std::string(3, quote))) {
+          pos += triple ? 3 : 1;
+          quote = 0;
+          continue;
+        }
+        if (c == '\n') {
+          if (!triple) return {};  // an unterminated string
+          ++line;
+          ++pos;
+          continue;
+        }
+        ++pos;
+        continue;
+      }
+      if (c == '\n') {
+        ++line;
+        ++pos;
+        break;
+      }
+      if (c == '#') {
+        while (pos < text.size() && text[pos] != '\n') ++pos;
+        continue;
+      }
+      if (c == '\'' || c == '"') {
+        quote = c;
+        triple = text.substr(pos, 3) == std::string(3, c);
+        pos += triple ? 3 : 1;
+        continue;
+      }
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+      if (c == '\\') {
+        size_t next = pos + 1;
+        if (next < text.size() && text[next] == '\r') ++next;
+        if (next < text.size() && text[next] == '\n') continued = true;
+      }
+      ++pos;
+    }
+  }
+  if (quote != 0 || depth != 0 || decorated) return {};
+  if (!out.empty()) out.back().end = std::min(out.back().end, pos);
+  return out;
+}
+
+}  // namespace
+
+std::vector<TopLevelStatement> split_top_level(std::string_view text) {
+  return split_block(text, 0, 1, 0);
+}
+
+std::optional<std::string_view> statement_at(std::string_view text, int first_line) {
+  size_t pos = 0;
+  for (int line = 1; line < first_line; ++line) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return std::nullopt;
+    ++pos;
+  }
+  size_t indent = 0;
+  while (pos + indent < text.size() && (text[pos + indent] == ' ' || text[pos + indent] == '\t'))
+    ++indent;
+  const std::vector<TopLevelStatement> block = split_block(text, pos, first_line, indent);
+  if (block.empty() || block.front().begin != pos) return std::nullopt;
+  return text.substr(pos, block.front().end - pos);
+}
+
+std::shared_ptr<const ResolvedModule> load_module(std::shared_ptr<const SourceFile> file) {
+  const std::string& text = file->text();
+  const std::vector<TopLevelStatement> statements = split_top_level(text);
+  std::map<std::string, const TopLevelStatement*> functions;
+  std::vector<std::string> names;  // in the file's order
+  for (const TopLevelStatement& s : statements) {
+    if (s.function.empty()) continue;
+    if (!functions.emplace(s.function, &s).second) return parse_whole(file);  // defined twice
+    names.push_back(s.function);
+  }
+  if (functions.empty()) return parse_whole(file);
+
+  // The top level without its functions, whose lines are left empty so that positions stay.
+  std::string head;
+  head.reserve(text.size());
+  for (const TopLevelStatement& s : statements) {
+    const std::string_view part = std::string_view(text).substr(s.begin, s.end - s.begin);
+    if (s.function.empty()) {
+      head.append(part);
+    } else {
+      for (char c : part)
+        if (c == '\n') head.push_back('\n');
+    }
+  }
+  ast::Module top = parse_module(
+      std::make_shared<const SourceFile>(file->name(), std::move(head), file->column_offset()));
+  // A function whose name the top level also binds: which one wins is the whole parser's call.
+  for (const std::string& bound : bound_names(top))
+    if (functions.count(bound)) return parse_whole(file);
+
+  // Each function is parsed from its own lines, placed where they are in the file.
+  struct Lines {
+    size_t begin, end;
+    int first_line;
+  };
+  std::map<std::string, Lines> lines;
+  for (const auto& [name, s] : functions) lines[name] = {s->begin, s->end, s->first_line};
+  ExternalResolver parse_function = [file, lines = std::move(lines)](const std::string& name) {
+    ExternalSymbol x;
+    auto it = lines.find(name);
+    if (it == lines.end()) return x;  // not bound in this file
+    std::string definition(static_cast<size_t>(it->second.first_line - 1), '\n');
+    definition.append(file->text(), it->second.begin, it->second.end - it->second.begin);
+    x.function_module =
+        std::make_unique<ast::Module>(parse_module(std::make_shared<const SourceFile>(
+            file->name(), std::move(definition), file->column_offset())));
+    x.symbol.kind = Symbol::Kind::Function;
+    if (!x.function_module->functions.empty())
+      x.symbol.loc = x.function_module->functions.front()->loc;
+    return x;
+  };
+  return std::make_shared<const ResolvedModule>(std::move(top), std::move(parse_function),
+                                                std::move(names));
+}
+
+}  // namespace tack::lang
