@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tack/array.hpp"
@@ -19,16 +20,24 @@ struct ModuleState;
 struct KernelState;
 }  // namespace detail
 
-// One argument of a kernel call: an array, a texture (passed as its texel array, marked) or a
-// scalar. A C++ integer is i32 if it fits, else i64, else u64; a float is f32, or f64 when any
-// array argument is f64; a bool is a bool.
+class Attribute;
+class Class;
+class Function;
+class Object;  // tack/object.hpp
+
+// One argument of a kernel call: an array, a texture (passed as its texel array, marked), a
+// scalar or an object of a device class. A C++ integer is i32 if it fits, else i64, else u64; a
+// float is f32, or f64 when any array argument (or array of an object) is f64; a bool is a bool.
 class Arg {
  public:
-  enum class Kind : uint8_t { Array, Int, UInt, Float, Bool };
+  enum class Kind : uint8_t { Array, Int, UInt, Float, Bool, Object };
   Arg(const Array& a) : kind_(Kind::Array), array_(&a) {}
   Arg(Array& a) : kind_(Kind::Array), array_(&a) {}
   Arg(const Texture& t) : kind_(Kind::Array), array_(&t.data()), texture_(true) {}
   Arg(Texture& t) : kind_(Kind::Array), array_(&t.data()), texture_(true) {}
+  Arg(const Object& o) : kind_(Kind::Object), object_(&o) {}
+  Arg(Object& o) : kind_(Kind::Object), object_(&o) {}
+  explicit Arg(const Attribute& a);  // an array, number or object of an object's attributes
   Arg(bool b) : kind_(Kind::Bool), i_(b) {}
   template <typename T>
   requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Arg(T v) {
@@ -48,6 +57,7 @@ class Arg {
   Kind kind() const { return kind_; }
   bool is_texture() const { return texture_; }
   const Array& array() const { return *array_; }
+  const Object& object() const { return *object_; }
   int64_t int_value() const { return i_; }
   uint64_t uint_value() const { return u_; }
   double float_value() const { return f_; }
@@ -55,6 +65,7 @@ class Arg {
  private:
   Kind kind_ = Kind::Int;
   const Array* array_ = nullptr;
+  const Object* object_ = nullptr;
   bool texture_ = false;
   int64_t i_ = 0;
   uint64_t u_ = 0;
@@ -147,8 +158,20 @@ class Module {
   static Module from_function(const std::string& source, const std::string& filename,
                               int first_line, NameResolver resolve);
 
+  // A kernel: a function, or a kernel method of a device class as "Class.method" (its first
+  // argument is then the object).
   Kernel kernel(const std::string& name) const;
   std::vector<std::string> kernel_names() const;
+
+  // Device classes (@tack.data_oriented, tack/object.hpp): the class `name`, and an object of it
+  // with these instance attributes (its class-level constants are those the file declares):
+  //   tack::Object cells = m.object("CellSetExplicit", {{"connectivity", conn}, {"n", 4}});
+  Class device_class(const std::string& name) const;
+  Object object(const std::string& cls,
+                std::vector<std::pair<std::string, Attribute>> attributes) const;
+  std::vector<std::string> class_names() const;
+  // A @tack.func of the file, to store in an object's attribute.
+  Function function(const std::string& name) const;
 
  private:
   std::shared_ptr<detail::ModuleState> state_;

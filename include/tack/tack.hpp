@@ -7,5 +7,6 @@
 #include "tack/dtype.hpp"
 #include "tack/error.hpp"
 #include "tack/kernel.hpp"
+#include "tack/object.hpp"
 #include "tack/runtime.hpp"
 #include "tack/texture.hpp"

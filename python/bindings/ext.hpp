@@ -5,6 +5,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <memory>
 #include <optional>
 
 #include <tack/tack.hpp>
@@ -50,8 +51,22 @@ std::optional<Array> wrap_foreign(nb::handle obj, bool allow_copy);
 extern PyTypeObject* g_array_type;
 extern PyTypeObject* g_texture_type;
 
+// A Python object that C++ may copy and destroy on any thread.
+std::shared_ptr<nb::object> shared_object(nb::object o);
+// A Python callable answering what free names are (tack._kernel's resolvers), for the core,
+// which asks on any thread (it takes the GIL).
+NameResolver name_resolver(nb::object resolver);
+
+// Objects of @tack.data_oriented classes (object.cpp): whether `o` is one, and the object the core
+// takes, its attributes converted (arrays wrapped without a copy, @tack.func as functions, values
+// of other kinds described for the error of a kernel that reads them). Throws TypeError for an
+// object that contains itself.
+bool is_device_object(PyObject* o);
+Object to_object(nb::handle o);
+
 void bind_module(nb::module_& m);
 void bind_array(nb::module_& m);
 void bind_kernel(nb::module_& m);
+void bind_object(nb::module_& m);
 
 }  // namespace tack::python

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <deque>
 #include <memory>
 #include <new>
 #include <string>
@@ -32,7 +33,8 @@ struct KernelObject {
   }
 };
 
-// A Python object that C++ may copy and destroy on any thread.
+}  // namespace
+
 std::shared_ptr<nb::object> shared_object(nb::object o) {
   return std::shared_ptr<nb::object>(new nb::object(std::move(o)), [](nb::object* p) {
     if (!Py_IsInitialized()) return;
@@ -41,6 +43,20 @@ std::shared_ptr<nb::object> shared_object(nb::object o) {
   });
 }
 
+NameResolver name_resolver(nb::object resolver) {
+  // The core asks for names while it compiles, possibly on another thread and without the GIL.
+  return [r = shared_object(std::move(resolver))](const std::string& name) -> ExternalName {
+    nb::gil_scoped_acquire gil;
+    try {
+      return nb::cast<ExternalName>((*r)(name));
+    } catch (const nb::python_error& e) {
+      throw Error("looking up the name '" + name + "' failed: " + e.what());
+    }
+  };
+}
+
+namespace {
+
 const Kernel& ensure(KernelObject& k) {
   if (k.kernel) return *k.kernel;
   if (!builder().is_valid()) throw Error("tack._tack is used without the tack package");
@@ -48,17 +64,7 @@ const Kernel& ensure(KernelObject& k) {
   auto source = nb::cast<std::string>(r[0]);
   auto filename = nb::cast<std::string>(r[1]);
   int first_line = nb::cast<int>(r[2]);
-  std::shared_ptr<nb::object> resolver = shared_object(nb::borrow(r[3]));
-  // The core asks for names while it compiles, possibly on another thread and without the GIL.
-  NameResolver resolve = [resolver](const std::string& name) -> ExternalName {
-    nb::gil_scoped_acquire gil;
-    try {
-      return nb::cast<ExternalName>((*resolver)(name));
-    } catch (const nb::python_error& e) {
-      throw Error("looking up the name '" + name + "' failed: " + e.what());
-    }
-  };
-  Module m = Module::from_function(source, filename, first_line, std::move(resolve));
+  Module m = Module::from_function(source, filename, first_line, name_resolver(nb::borrow(r[3])));
   Kernel built = m.kernel(k.name);
   // The builder ran Python code, so another thread may have built the kernel meanwhile and be
   // calling it without the GIL: keep the first one. (Nothing below releases the GIL.)
@@ -104,6 +110,8 @@ class ArgList {
     temps_.push_back(std::move(a));
     return temps_.back();
   }
+  // An object converted for this call; stable address.
+  const Object& keep(Object o) { return objects_.emplace_back(std::move(o)); }
 
  private:
   static constexpr size_t kInline = 16;
@@ -114,13 +122,16 @@ class ArgList {
   alignas(Arg) unsigned char inline_[kInline * sizeof(Arg)];
   std::unique_ptr<Arg, Free> heap_;
   std::vector<Array> temps_;
+  std::deque<Object> objects_;
 };
 static_assert(std::is_trivially_destructible_v<Arg>);
 
 [[noreturn]] void bad_argument(const KernelObject& k, size_t i, PyObject* o, const char* why) {
-  throw TypeError("kernel '" + k.name + "': argument " + std::to_string(i + 1) + " is " + why +
-                  " (" + Py_TYPE(o)->tp_name +
-                  "); a kernel takes tack arrays, NumPy or other DLPack arrays, and numbers");
+  throw TypeError(
+      "kernel '" + k.name + "': argument " + std::to_string(i + 1) + " is " + why + " (" +
+      Py_TYPE(o)->tp_name +
+      "); a kernel takes tack arrays, NumPy or other DLPack arrays, numbers, and objects "
+      "of @tack.data_oriented classes");
 }
 
 void convert_int(const KernelObject& k, size_t i, PyObject* o, Arg* slot) {
@@ -179,12 +190,16 @@ void convert(const KernelObject& k, size_t i, PyObject* o, ArgList& list) {
       return;
     }
   }
+  if (is_device_object(o)) {
+    new (slot) Arg(list.keep(to_object(o)));
+    return;
+  }
   // NumPy arrays and other DLPack producers: their memory, without a copy.
   if (auto a = wrap_foreign(nb::handle(o), false)) {
     new (slot) Arg(list.keep(std::move(*a)));
     return;
   }
-  bad_argument(k, i, o, "neither an array nor a number");
+  bad_argument(k, i, o, "neither an array, a number nor an object of a @tack.data_oriented class");
 }
 
 void convert_all(const KernelObject& k, PyObject* const* items, size_t n, ArgList& list) {
@@ -233,7 +248,14 @@ int kernel_clear(PyObject* self) {
   return 0;
 }
 
+// A kernel that is a method of a class: grid.step(0.1) calls it with the object first.
+PyObject* kernel_descr_get(PyObject* self, PyObject* obj, PyObject* type) {
+  if (!obj || obj == Py_None) return Py_NewRef(self);
+  return PyMethod_New(self, obj);
+}
+
 PyType_Slot kernel_slots[] = {{Py_tp_call, reinterpret_cast<void*>(kernel_call)},
+                              {Py_tp_descr_get, reinterpret_cast<void*>(kernel_descr_get)},
                               {Py_tp_traverse, reinterpret_cast<void*>(kernel_traverse)},
                               {Py_tp_clear, reinterpret_cast<void*>(kernel_clear)},
                               {0, nullptr}};

@@ -95,6 +95,8 @@ def _remember_enclosing_scope(fn, frame):
     function's globals nor its closure. Remember those that a kernel's names can mean."""
     if frame is None or frame.f_locals is frame.f_globals:
         return
+    if "__qualname__" in frame.f_locals and "__module__" in frame.f_locals:
+        return  # a class body: its names are not visible in its methods
     scope = {
         name: value
         for name, value in frame.f_locals.items()
@@ -115,7 +117,10 @@ def kernel(fn):
 
 
 def func(fn):
-    """Marks a device function that kernels (and other device functions) call."""
+    """Marks a device function that kernels (and other device functions) call. In a
+    @tack.data_oriented class, a method (inlined with self) or, with @staticmethod, a static one."""
+    if isinstance(fn, staticmethod):  # @tack.func above @staticmethod
+        return staticmethod(func(fn.__func__))
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"@tack.func decorates a function, not {type(fn).__name__}")
     _remember_enclosing_scope(fn, sys._getframe(1))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -132,6 +133,7 @@ struct Decorator {
 struct Param {
   std::string name;
   SourceLoc loc;
+  ExprPtr annotation;  // `x: tack.template()`, or null (name resolution checks what it is)
 };
 
 struct FunctionDef {
@@ -141,6 +143,30 @@ struct FunctionDef {
   std::vector<Param> params;
   ExprPtr returns;  // the `-> T` annotation, or null
   Block body;
+  // A method of a class that is not kernel code (a host method such as __init__): the error that
+  // parsing it as kernel code gave, rethrown if name resolution finds it is a device function.
+  // Its parameters and body are then empty.
+  std::exception_ptr unparsed;
+};
+
+// A module-level class. Kernels use the classes decorated @tack.data_oriented (device classes):
+// their class-level `NAME = value` attributes are constants and their @tack.func methods are
+// inlined. Other classes are host code.
+struct ClassDef {
+  std::string name;
+  SourceLoc loc;  // of the `class` keyword
+  std::vector<Decorator> decorators;
+  std::vector<ExprPtr> bases;
+  struct Attribute {
+    std::string name;
+    SourceLoc loc;
+    ExprPtr value;
+  };
+  std::vector<Attribute> attributes;  // class-level `NAME = value`, in order
+  std::vector<std::unique_ptr<FunctionDef>> methods;
+  // A body that is not kernel code (a host class): the error, rethrown if the class is a device
+  // class. The bases, attributes and methods are then empty.
+  std::exception_ptr unparsed;
 };
 
 // A module-level `import x [as y]` or `from x import a [as b], ...`.
@@ -164,6 +190,7 @@ struct Module {
   std::vector<Import> imports;
   std::vector<GlobalAssign> globals;
   std::vector<std::unique_ptr<FunctionDef>> functions;
+  std::vector<std::unique_ptr<ClassDef>> classes;
 };
 
 }  // namespace tack::ast

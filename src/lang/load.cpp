@@ -29,7 +29,7 @@ std::shared_ptr<const ResolvedModule> parse_whole(std::shared_ptr<const SourceFi
   return std::make_shared<const ResolvedModule>(parse_module(std::move(file)));
 }
 
-// The names a module's imports and assignments bind (as ResolvedModule binds them).
+// The names a module's imports, assignments and classes bind (as ResolvedModule binds them).
 std::set<std::string> bound_names(const ast::Module& m) {
   std::set<std::string> out;
   for (const ast::Import& imp : m.imports) {
@@ -40,6 +40,7 @@ std::set<std::string> bound_names(const ast::Module& m) {
     for (const auto& [name, alias] : imp.names) out.insert(alias.empty() ? name : alias);
   }
   for (const ast::GlobalAssign& g : m.globals) out.insert(g.name);
+  for (const auto& c : m.classes) out.insert(c->name);
   return out;
 }
 

@@ -82,8 +82,9 @@ const Rejected kRejectedStatements[] = {
      "move the import to the top of the file"},
     {"from", "import statements inside a function are not supported",
      "move the import to the top of the file"},
-    {"class", "classes are not supported in kernels",
-     "use module-level functions decorated with @tack.func, with vectors or arrays as data"},
+    {"class", "classes cannot be defined inside a function",
+     "define the class at module level, decorated with @tack.data_oriented, and pass its objects "
+     "to the kernel"},
     {"async", "async functions and statements are not supported",
      "write kernels as plain 'def' functions"},
     {"await", "'await' is not supported in kernels", "write kernels as plain 'def' functions"},
@@ -134,6 +135,15 @@ class Parser {
   void parse_from_import(ast::Module& module);
   std::string parse_dotted_module();
   std::unique_ptr<ast::FunctionDef> parse_def(std::vector<ast::Decorator> decorators);
+  std::vector<ast::Decorator> parse_decorators();
+  std::unique_ptr<ast::ClassDef> parse_class(std::vector<ast::Decorator> decorators);
+  void parse_class_body(ast::ClassDef& cls);
+  std::unique_ptr<ast::FunctionDef> parse_method(std::vector<ast::Decorator> decorators);
+  // Runs `parse`; when it fails, goes back to token `start`, skips the block header that starts
+  // there and its indented body, and returns the error.
+  template <typename F>
+  std::exception_ptr try_parse(size_t start, F&& parse);
+  void skip_header_and_clause();
   bool at_main_guard() const;
   void skip_main_guard();
   void skip_clause();
@@ -265,31 +275,16 @@ void Parser::parse_module_item(ast::Module& module) {
   }
   if (t.kind == TokenKind::Indent)
     fail(t.loc, "unexpected indentation", "module-level statements start at column 1");
-  if (t.is_op("@") || t.is_keyword("def")) {
-    std::vector<ast::Decorator> decorators;
-    while (at_op("@")) {
-      ast::Decorator decorator;
-      decorator.loc = next().loc;
-      decorator.expr = parse_test();
-      const Expr& e = *decorator.expr;
-      if (!is_dotted_name(e) && !(e.kind == Expr::Kind::Call && is_dotted_name(*e.operand)))
-        fail(e.loc, "a decorator must be a dotted name or a call of one",
-             "write @tack.kernel, @tack.func or a call such as @tack.kernel(...)");
-      decorators.push_back(std::move(decorator));
-      if (!at_kind(TokenKind::Newline))
-        fail(peek().loc,
-             fmt::format("expected the end of the line after the decorator, found {}",
-                         describe(peek())),
-             "put the decorator on its own line, above the 'def'");
-      next();
+  if (t.is_op("@") || t.is_keyword("def") || t.is_keyword("class")) {
+    std::vector<ast::Decorator> decorators = parse_decorators();
+    if (at_keyword("class")) {
+      module.classes.push_back(parse_class(std::move(decorators)));
+      return;
     }
-    if (!at_keyword("def")) {
-      if (const Rejected* r = find_rejected(peek()); r && r->keyword == "class")
-        fail(peek().loc, r->message, r->hint);
+    if (!at_keyword("def"))
       fail(peek().loc,
            fmt::format("expected 'def' after the decorator, found {}", describe(peek())),
            "a decorator must be followed by the function it decorates");
-    }
     module.functions.push_back(parse_def(std::move(decorators)));
     return;
   }
@@ -322,16 +317,14 @@ void Parser::parse_module_item(ast::Module& module) {
     fail(peek(1).loc, "annotated module-level variables are not supported",
          fmt::format("write `{} = tack.constant(value, dtype)` to give a constant its type",
                      t.text));
-  if (const Rejected* r = find_rejected(t); r && r->keyword == "class")
-    fail(t.loc, r->message, r->hint);
   std::string what = t.kind == TokenKind::Keyword ? fmt::format("'{}' statements are", t.text)
                                                   : std::string("this statement is");
   if (t.is_keyword("if"))
     what = "'if' statements (other than `if __name__ == \"__main__\":`, which is skipped) are";
   fail(t.loc, fmt::format("{} not supported at module level", what),
-       "a kernels file holds imports, `NAME = tack.constant(...)` definitions and functions; move "
-       "other code into a function, or under `if __name__ == \"__main__\":`, which the compiler "
-       "skips");
+       "a kernels file holds imports, `NAME = tack.constant(...)` definitions, functions and "
+       "classes; move other code into a function, or under `if __name__ == \"__main__\":`, which "
+       "the compiler skips");
 }
 
 void Parser::end_module_statement(std::string_view what) {
@@ -447,6 +440,163 @@ void Parser::skip_clause() {
   }
 }
 
+std::vector<ast::Decorator> Parser::parse_decorators() {
+  std::vector<ast::Decorator> decorators;
+  while (at_op("@")) {
+    ast::Decorator decorator;
+    decorator.loc = next().loc;
+    decorator.expr = parse_test();
+    const Expr& e = *decorator.expr;
+    if (!is_dotted_name(e) && !(e.kind == Expr::Kind::Call && is_dotted_name(*e.operand)))
+      fail(e.loc, "a decorator must be a dotted name or a call of one",
+           "write @tack.kernel, @tack.func or a call such as @tack.kernel(...)");
+    decorators.push_back(std::move(decorator));
+    if (!at_kind(TokenKind::Newline))
+      fail(peek().loc,
+           fmt::format("expected the end of the line after the decorator, found {}",
+                       describe(peek())),
+           "put the decorator on its own line, above the 'def'");
+    next();
+  }
+  return decorators;
+}
+
+template <typename F>
+std::exception_ptr Parser::try_parse(size_t start, F&& parse) {
+  try {
+    parse();
+    return nullptr;
+  } catch (const CompileError&) {
+    std::exception_ptr error = std::current_exception();
+    pos_ = start;
+    nesting_ = 0;
+    in_return_annotation_ = false;
+    skip_header_and_clause();
+    return error;
+  }
+}
+
+// From a `def` or `class` keyword: its header up to the ':' that ends it, and the block after.
+void Parser::skip_header_and_clause() {
+  int depth = 0;  // brackets are balanced by the lexer; only the header's own ':' ends it
+  next();
+  while (!at_kind(TokenKind::EndOfFile) && !(depth == 0 && at_op(":"))) {
+    const Token& t = next();
+    if (t.is_op("(") || t.is_op("[") || t.is_op("{")) ++depth;
+    if (t.is_op(")") || t.is_op("]") || t.is_op("}")) --depth;
+  }
+  skip_clause();
+}
+
+// A class is parsed as kernel code when it can be: a host class (any Python) is skipped, and its
+// error kept for name resolution, which raises it only for a @tack.data_oriented class.
+std::unique_ptr<ast::ClassDef> Parser::parse_class(std::vector<ast::Decorator> decorators) {
+  auto cls = std::make_unique<ast::ClassDef>();
+  cls->decorators = std::move(decorators);
+  size_t start = pos_;
+  cls->loc = peek().loc;
+  next();  // 'class'
+  cls->name = expect_name("a class name after 'class'");
+  kernel_ = cls->name;
+  pos_ = start;
+  cls->unparsed = try_parse(start, [&] { parse_class_body(*cls); });
+  if (cls->unparsed) {
+    cls->bases.clear();
+    cls->attributes.clear();
+    cls->methods.clear();
+  }
+  kernel_ = kModule;
+  return cls;
+}
+
+void Parser::parse_class_body(ast::ClassDef& cls) {
+  next();  // 'class'
+  next();  // its name
+  if (accept_op("(")) {
+    while (!at_op(")")) {
+      ExprPtr base = parse_test();
+      if (!is_dotted_name(*base))
+        fail(base->loc, "a base class is a name", "write class Cells(Base):");
+      cls.bases.push_back(std::move(base));
+      if (!accept_op(",")) break;
+    }
+    expect_op(")", "to close the list of base classes", "write class Cells(Base):");
+  }
+  const char* usage =
+      "a device class holds class-level constants (NAME = 4), __tack_iterate__ and methods";
+  SourceLoc colon = expect_op(":", fmt::format("to end the header of class '{}'", cls.name),
+                              "end the line with ':' and indent the body below it")
+                        .loc;
+  if (!at_kind(TokenKind::Newline))
+    fail(peek().loc, "a class's body starts on the line after its header", usage);
+  next();
+  if (!at_kind(TokenKind::Indent))
+    fail(peek().loc, fmt::format("expected an indented block after the ':' on line {}", colon.line),
+         "indent the body of the class (write `pass` for an empty one)");
+  next();
+  while (!at_kind(TokenKind::Dedent) && !at_kind(TokenKind::EndOfFile)) {
+    const Token& t = peek();
+    if (t.kind == TokenKind::Newline) {
+      next();
+      continue;
+    }
+    if (t.is_op("@") || t.is_keyword("def")) {
+      std::vector<ast::Decorator> decorators = parse_decorators();
+      if (!at_keyword("def"))
+        fail(peek().loc,
+             fmt::format("expected 'def' after the decorator, found {}", describe(peek())),
+             "a decorator in a class must be followed by the method it decorates");
+      cls.methods.push_back(parse_method(std::move(decorators)));
+      kernel_ = cls.name;
+      continue;
+    }
+    if (t.is_keyword("pass")) {
+      next();
+      end_module_statement("'pass'");
+      continue;
+    }
+    if (t.kind == TokenKind::String) {
+      ExprPtr value = parse_testlist();
+      if (value->kind != Expr::Kind::StringLit)
+        fail(value->loc, "this statement is not supported in a class", usage);
+      end_module_statement("the string");
+      continue;
+    }
+    if (t.kind == TokenKind::Name && peek(1).is_op("=")) {
+      ast::ClassDef::Attribute a;
+      a.loc = t.loc;
+      a.name = expect_name("a name");
+      next();  // '='
+      a.value = parse_testlist();
+      end_module_statement("the class attribute");
+      cls.attributes.push_back(std::move(a));
+      continue;
+    }
+    fail(t.loc, "this statement is not supported in a device class", usage);
+  }
+  next();  // the Dedent
+}
+
+// A method is parsed as kernel code when it can be; a host method (__init__, anything in Python)
+// is kept with its name, decorators and error, for name resolution to judge.
+std::unique_ptr<ast::FunctionDef> Parser::parse_method(std::vector<ast::Decorator> decorators) {
+  size_t start = pos_;
+  SourceLoc loc = peek().loc;
+  std::unique_ptr<ast::FunctionDef> def;
+  std::exception_ptr error = try_parse(start, [&] { def = parse_def({}); });
+  if (error) {
+    def = std::make_unique<ast::FunctionDef>();
+    def->loc = loc;
+    size_t end = pos_;
+    pos_ = start + 1;
+    def->name = peek().kind == TokenKind::Name ? peek().text : std::string();
+    pos_ = end;
+    def->unparsed = error;
+  }
+  def->decorators = std::move(decorators);
+  return def;
+}
+
 std::unique_ptr<ast::FunctionDef> Parser::parse_def(std::vector<ast::Decorator> decorators) {
   auto def = std::make_unique<ast::FunctionDef>();
   def->decorators = std::move(decorators);
@@ -468,9 +618,7 @@ std::unique_ptr<ast::FunctionDef> Parser::parse_def(std::vector<ast::Decorator> 
     ast::Param param;
     param.loc = t.loc;
     param.name = expect_name("a parameter name");
-    if (at_op(":"))
-      fail(peek().loc, fmt::format("parameter annotations are not supported ('{}')", param.name),
-           fmt::format("remove the annotation: {}", inferred));
+    if (accept_op(":")) param.annotation = parse_test();
     if (at_op("="))
       fail(peek().loc, fmt::format("default parameter values are not supported ('{}')", param.name),
            fmt::format("remove the default and pass the argument at every call; {}", inferred));

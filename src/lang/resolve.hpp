@@ -11,25 +11,11 @@
 #include <vector>
 
 #include "lang/ast.hpp"
+#include "lang/constant.hpp"
+#include "lang/device_class.hpp"
 #include "tack/dtype.hpp"
 
 namespace tack::lang {
-
-// A `tack.constant(value, dtype=None)` declared at module level. Its value is folded when the
-// module is loaded; constants are baked into the code at compilation.
-struct Constant {
-  std::string name;
-  SourceLoc loc;
-  bool is_float = false;
-  bool is_bool = false;
-  int64_t int_value = 0;
-  uint64_t uint_value = 0;  // exact value of a non-negative integer (may exceed int64)
-  double float_value = 0;
-  std::optional<DType> dtype;  // given explicitly; otherwise the constant is weak like a literal
-  // A vector constant, tack.constant((x, y, z)): its 2 to 4 components (scalars); the fields
-  // above are unused then.
-  std::vector<Constant> components;
-};
 
 // What a free name in a kernel refers to.
 struct Symbol {
@@ -42,10 +28,12 @@ struct Symbol {
     MathModule,     // `math`
     ForeignModule,  // another imported module (numpy...)
     TackMember,     // a name imported from tack (`from tack import f32`): member
+    Class,          // a @tack.data_oriented class of the module: device_class
   };
   Kind kind = Kind::Unknown;
   const Constant* constant = nullptr;
   const ast::FunctionDef* function = nullptr;
+  const DeviceClass* device_class = nullptr;
   std::string member;  // TackMember: the name inside tack; ForeignModule: the module
   SourceLoc loc;       // where it was bound
 };
@@ -74,26 +62,46 @@ class ResolvedModule {
   const SourceFile& source() const { return *module_.source; }
   std::shared_ptr<const SourceFile> source_ptr() const { return module_.source; }
   Symbol lookup(const std::string& name) const;
+  // A function of the module, or a method of one of its device classes named "Class.method".
   const ast::FunctionDef* function(const std::string& name) const;
+  // The kernel `name`; throws TypeError naming the module and listing its kernels when it has no
+  // kernel of that name.
+  const ast::FunctionDef& kernel(const std::string& name) const;
   FunctionKind kind_of(const ast::FunctionDef& f) const;
   // The file a function was written in: this module's, or the host's file for a function the
   // external resolver supplied.
   const SourceFile& source_of(const ast::FunctionDef& f) const;
-  std::vector<std::string> kernel_names() const;
+  std::vector<std::string> kernel_names() const;  // a kernel method as "Class.method"
   std::vector<std::string> func_names() const;
+  // The module's @tack.data_oriented class `name`, or null.
+  const DeviceClass* device_class(const std::string& name) const;
+  std::vector<std::string> class_names() const;
 
  private:
   void resolve_imports();
   void resolve_globals();
   void resolve_functions();
-  Constant fold_constant(const ast::GlobalAssign& g) const;
+  void resolve_classes();
+  void resolve_class(const ast::ClassDef& c);
+  // `call` is tack.constant(value, dtype=...) when `is_call`, else the value itself; `scope`
+  // holds the constants declared before it in a class.
+  Constant fold_constant(const std::string& name, SourceLoc loc, const ast::Expr& call,
+                         bool is_call, const std::string& context,
+                         const std::map<std::string, Constant>* scope = nullptr) const;
   FunctionKind decorator_kind(const ast::FunctionDef& f) const;
   std::vector<std::string> names_of(FunctionKind kind) const;
+  // Fails on a parameter annotation other than tack.template() (which documents an object).
+  void check_annotations(const ast::FunctionDef& f) const;
+  // The NAME of `tack.NAME` or of a name imported from tack, else "".
+  std::string tack_member(const ast::Expr& e) const;
 
   ast::Module module_;
   std::map<std::string, Symbol> symbols_;
   std::map<std::string, std::unique_ptr<Constant>> constants_;
   std::map<const ast::FunctionDef*, FunctionKind> kinds_;
+  std::map<std::string, std::unique_ptr<DeviceClass>> classes_;
+  // The methods each device class declares itself (its base's are asked of the base).
+  std::map<std::string, std::map<std::string, Method>> own_methods_;
   // Names answered by the host, cached; lookups may come from several compiling threads.
   ExternalResolver external_;
   std::vector<std::string> lazy_functions_;

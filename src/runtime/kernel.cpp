@@ -1,4 +1,4 @@
-// Modules and kernel calls: argument checks, specialization, the variant caches, launch.
+// Kernel calls: argument checks, specialization, the variant caches, launch.
 #include "tack/kernel.hpp"
 
 #include <fmt/format.h>
@@ -7,22 +7,20 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 
 #include "codegen/debug_record.hpp"
 #include "ir/passes.hpp"
 #include "ir/printer.hpp"
 #include "ir/verifier.hpp"
-#include "lang/load.hpp"
-#include "lang/parser.hpp"
 #include "lang/resolve.hpp"
+#include "runtime/arguments.hpp"
 #include "runtime/compile_once.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/launch_bounds.hpp"
+#include "runtime/module_state.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/source_id.hpp"
 #include "runtime/stats.hpp"
@@ -31,10 +29,6 @@
 
 namespace tack {
 namespace detail {
-
-struct ModuleState {
-  std::shared_ptr<const lang::ResolvedModule> module;
-};
 
 // One specialization of a kernel on one device, and its code with and without the no-alias
 // assumption (each compiled when first needed).
@@ -45,6 +39,9 @@ struct Variant {
   Backend* backend = nullptr;
   int device = 0;
   int column_offset = 0;  // of the kernel's source in its file (see SourceFile)
+  // The argument types: objects' classes and functions, kept alive while their addresses are
+  // part of the variant's key.
+  std::vector<sema::ArgType> types;
   std::mutex compile_mutex;
   std::shared_ptr<LoadedCode> code[2];     // shared by variants of one key; set under compile_mutex
   std::atomic<LoadedCode*> ready[2] = {};  // published for calls that take no lock
@@ -73,64 +70,6 @@ std::string shape_text(const int64_t* shape, int rank) {
   return out + (rank == 1 ? ",)" : ")");
 }
 
-// The argument types a call specializes on. Scalars: an integer is i32 if it fits, else i64,
-// else u64; a float is f32, or f64 when any array argument is f64.
-struct CallTypes {
-  std::vector<sema::ArgType> types;
-  std::string key;  // the in-memory variant key
-  Device device;
-};
-
-CallTypes classify(std::span<const Arg> args) {
-  CallTypes c;
-  c.types.reserve(args.size());
-  bool any_f64 = false;
-  const Array* first_array = nullptr;
-  for (const Arg& a : args) {
-    if (a.kind() != Arg::Kind::Array) continue;
-    if (!a.array().valid())
-      throw TypeError("an argument is an empty tack::Array (never allocated)");
-    any_f64 |= a.array().dtype() == DType::F64;
-    if (!first_array) first_array = &a.array();
-  }
-  c.device = first_array ? first_array->device() : get_default_device();
-  c.key.reserve(8 + 2 * args.size());
-  c.key.push_back(static_cast<char>(c.device.index()));
-  Backend* backend = c.device.impl();
-  c.key.append(reinterpret_cast<const char*>(&backend), sizeof backend);
-  c.key.push_back(debug() ? 'd' : 'r');
-  for (const Arg& a : args) {
-    sema::ArgType t;
-    switch (a.kind()) {
-      case Arg::Kind::Array:
-        t = a.is_texture() ? sema::ArgType::texture_of(a.array().ndim())
-                           : sema::ArgType::array(a.array().dtype(), a.array().ndim(),
-                                                  sema::ArgType::lanes_of(a.array().shape()));
-        break;
-      case Arg::Kind::Bool:
-        t = sema::ArgType::scalar(DType::Bool);
-        break;
-      case Arg::Kind::UInt:
-        t = sema::ArgType::scalar(DType::U64);
-        break;
-      case Arg::Kind::Float:
-        t = sema::ArgType::scalar(any_f64 ? DType::F64 : DType::F32);
-        break;
-      case Arg::Kind::Int: {
-        int64_t v = a.int_value();
-        t = sema::ArgType::scalar(v >= INT32_MIN && v <= INT32_MAX ? DType::I32 : DType::I64);
-        break;
-      }
-    }
-    c.types.push_back(t);
-    c.key.push_back(static_cast<char>(t.kind));
-    c.key.push_back(static_cast<char>(t.dtype));
-    c.key.push_back(static_cast<char>(t.rank));
-    c.key.push_back(static_cast<char>(t.texture ? 't' : t.lanes));
-  }
-  return c;
-}
-
 uint64_t scalar_bits(const Arg& a, DType t) {
   uint64_t bits = 0;
   switch (a.kind()) {
@@ -153,6 +92,7 @@ uint64_t scalar_bits(const Arg& a, DType t) {
       }
       break;
     case Arg::Kind::Array:
+    case Arg::Kind::Object:
       break;
   }
   return bits;
@@ -184,17 +124,27 @@ std::string cache_key(const Variant& v, int no_alias) {
 std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c) {
   Backend* backend = c.device.impl();
   const BackendInfo& info = backend->info();
-  for (size_t i = 0; i < c.types.size(); ++i)
-    if (!info.supported_dtypes.count(c.types[i].dtype))
-      throw TypeError(
-          fmt::format("kernel '{}': argument {} has dtype {}, which {} does not support", ks.name,
-                      i + 1, dtype_name(c.types[i].dtype), info.label));
+  // Every array and scalar, those in objects included (named by their path there).
+  std::function<void(const sema::ArgType&, const std::string&)> check =
+      [&](const sema::ArgType& t, const std::string& what) {
+        if (t.kind == sema::ArgType::Kind::Object) {
+          for (const sema::ObjectType::Attribute& a : t.object->attributes)
+            if (a.kind == sema::ObjectType::Attribute::Kind::Value)
+              check(a.type, fmt::format("{} (its attribute '{}')", what, a.name));
+          return;
+        }
+        if (!info.supported_dtypes.count(t.dtype))
+          throw TypeError(fmt::format("kernel '{}': {} has dtype {}, which {} does not support",
+                                      ks.name, what, dtype_name(t.dtype), info.label));
+      };
+  for (size_t i = 0; i < c.types.size(); ++i) check(c.types[i], fmt::format("argument {}", i + 1));
   sema::TargetRules rules;
   rules.backend_label = info.label;
   rules.supports_workgroups = info.supports_workgroups;
   rules.atomic_dtypes = info.supported_atomic_dtypes;
   auto v = std::make_unique<Variant>();
   v->ir = sema::specialize(*ks.module, ks.name, c.types, rules);
+  v->types = c.types;
   if (debug()) {
     ir::insert_bounds_checks(v->ir);
     ir::verify(v->ir, "bounds checks");
@@ -307,159 +257,18 @@ void launch_queued(Variant& v, LoadedCode& code, LaunchArgs& launch, std::span<c
 }  // namespace
 }  // namespace detail
 
-// ---- Module ----
+// ---- Kernel ----
 
-Module Module::from_source(const std::string& source, const std::string& filename) {
-  auto file = std::make_shared<const SourceFile>(filename, source);
-  Module m;
-  m.state_ = std::make_shared<detail::ModuleState>();
-  // Its functions are parsed when a kernel first reaches them (lang/load.hpp).
-  m.state_->module = lang::load_module(file);
-  return m;
-}
-
-namespace {
-
-// Removes the indentation common to every non-blank line (a method or a nested definition), and
-// returns how much was removed.
-int dedent(std::string& text) {
-  int common = -1;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t first = text.find_first_not_of(" \t\r", pos);
-    if (first < end && text[first] != '#') {
-      int indent = static_cast<int>(first - pos);
-      common = common < 0 ? indent : std::min(common, indent);
-    }
-    pos = end + 1;
-  }
-  if (common <= 0) return 0;
-  std::string out;
-  pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t drop = std::min<size_t>(common, end - pos);
-    out.append(text, pos + drop, end - pos - drop);
-    if (end < text.size()) out += '\n';
-    pos = end + 1;
-  }
-  text = std::move(out);
-  return common;
-}
-
-// The definition's text placed at its line in the file, so that positions need no translation.
-std::shared_ptr<const SourceFile> function_source(std::string source, const std::string& filename,
-                                                  int first_line) {
-  int removed = dedent(source);
-  source.insert(0, static_cast<size_t>(std::max(first_line - 1, 0)), '\n');
-  return std::make_shared<const SourceFile>(filename, std::move(source), removed);
-}
-
-lang::ExternalSymbol to_external(const ExternalName& n) {
-  lang::ExternalSymbol x;
-  using K = ExternalName::Kind;
-  using SK = lang::Symbol::Kind;
-  switch (n.kind) {
-    case K::Unknown:
-      x.symbol.kind = SK::Unknown;
-      break;
-    case K::HostValue:
-      x.symbol.kind = SK::HostValue;
-      break;
-    case K::TackModule:
-      x.symbol.kind = SK::TackModule;
-      break;
-    case K::MathModule:
-      x.symbol.kind = SK::MathModule;
-      break;
-    case K::TackMember:
-      x.symbol.kind = SK::TackMember;
-      x.symbol.member = n.member;
-      break;
-    case K::ForeignModule:
-      x.symbol.kind = SK::ForeignModule;
-      x.symbol.member = n.member;
-      break;
-    case K::Constant: {
-      x.symbol.kind = SK::Constant;
-      auto scalar = [](const ExternalName& n) {
-        lang::Constant c;
-        c.is_float = n.is_float;
-        c.is_bool = n.is_bool;
-        c.int_value = n.int_value;
-        c.uint_value = n.is_big ? n.uint_value : static_cast<uint64_t>(n.int_value);
-        c.float_value = n.is_float ? n.float_value : static_cast<double>(n.int_value);
-        if (!n.dtype.empty()) {
-          auto dt = dtype_from_name(n.dtype);
-          if (!dt) throw TypeError(fmt::format("tack.constant has an unknown dtype '{}'", n.dtype));
-          c.dtype = *dt;
-        }
-        return c;
-      };
-      lang::Constant c = scalar(n);
-      if (!n.components.empty() && (n.components.size() < 2 || n.components.size() > 4))
-        throw TypeError("a vector tack.constant has 2, 3 or 4 components");
-      for (const ExternalName& part : n.components) c.components.push_back(scalar(part));
-      x.constant = c;
-      break;
-    }
-    case K::Function:
-      x.symbol.kind = SK::Function;
-      x.function_module = std::make_unique<ast::Module>(
-          lang::parse_module(function_source(n.source, n.filename, n.first_line)));
-      break;
-  }
-  return x;
-}
-
-}  // namespace
-
-Module Module::from_function(const std::string& source, const std::string& filename, int first_line,
-                             NameResolver resolve) {
-  auto file = function_source(source, filename, first_line);
-  lang::ExternalResolver external = [resolve = std::move(resolve)](const std::string& name) {
-    return to_external(resolve(name));
-  };
-  Module m;
-  m.state_ = std::make_shared<detail::ModuleState>();
-  m.state_->module =
-      std::make_shared<const lang::ResolvedModule>(lang::parse_module(file), std::move(external));
-  return m;
-}
-
-Module Module::from_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read the kernels file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_source(ss.str(), path);
-}
-
-Kernel Module::kernel(const std::string& name) const {
-  const ast::FunctionDef* f = state_->module->function(name);
-  if (!f || state_->module->kind_of(*f) != lang::FunctionKind::Kernel) {
-    std::string known;
-    for (const auto& n : state_->module->kernel_names()) known += (known.empty() ? "" : ", ") + n;
-    throw TypeError(fmt::format("{} has no kernel named '{}' (its kernels: {})",
-                                state_->module->source().name(), name,
-                                known.empty() ? "none" : known));
-  }
+Kernel detail::make_kernel(std::shared_ptr<const lang::ResolvedModule> module,
+                           const std::string& name) {
+  module->kernel(name);  // throws when there is no such kernel
   auto ks = std::make_shared<detail::KernelState>();
-  ks->module = state_->module;
+  ks->module = std::move(module);
   ks->name = name;
   std::lock_guard lock(detail::g_kernels_mutex);
   detail::all_kernels().push_back(ks);
   return Kernel(std::move(ks));
 }
-
-std::vector<std::string> Module::kernel_names() const {
-  return state_->module->kernel_names();
-}
-
-// ---- Kernel ----
 
 const std::string& Kernel::name() const {
   return state_->name;
@@ -500,16 +309,18 @@ detail::Variant& variant_for(detail::KernelState& ks, const detail::CallTypes& c
 
 Scalar Kernel::call(std::span<const Arg> args) const {
   if (!state_) throw TypeError("calling an empty tack::Kernel");
-  detail::CallTypes c = detail::classify(args);
+  detail::CallTypes c;
+  detail::classify(args, c);
   detail::Variant& v = variant_for(*state_, c);
   const ir::Kernel& k = v.ir;
+  std::span<const Arg> leaves = c.leaves;  // the arguments, objects flattened
 
   detail::LaunchArgs launch;
   launch.params.resize(k.params.size());  // local arrays and partials after the arguments
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < leaves.size(); ++i) {
     const ir::Param& p = k.params[i];
     if (p.type.is_array()) {
-      const Array& a = args[i].array();
+      const Array& a = leaves[i].array();
       if (!(a.device() == c.device))
         throw TypeError(
             fmt::format("kernel '{}': array '{}' is on {} but the call runs on {}; "
@@ -521,7 +332,7 @@ Scalar Kernel::call(std::span<const Arg> args) const {
       launch.params[i].data = a.data();
       launch.params[i].shape = a.shape().data();
     } else {
-      launch.params[i].scalar = detail::scalar_bits(args[i], p.type.dtype);
+      launch.params[i].scalar = detail::scalar_bits(leaves[i], p.type.dtype);
     }
   }
 
@@ -553,14 +364,14 @@ Scalar Kernel::call(std::span<const Arg> args) const {
 
   // The no-alias variant may run when no written array overlaps another array argument.
   int no_alias = 1;
-  for (size_t i = 0; i < args.size() && no_alias; ++i) {
+  for (size_t i = 0; i < leaves.size() && no_alias; ++i) {
     if (!k.params[i].written) continue;
-    const Array& w = args[i].array();
+    const Array& w = leaves[i].array();
     auto wb = static_cast<const char*>(w.data());
     auto we = wb + w.nbytes();
-    for (size_t j = 0; j < args.size(); ++j) {
+    for (size_t j = 0; j < leaves.size(); ++j) {
       if (j == i || !k.params[j].type.is_array()) continue;
-      const Array& o = args[j].array();
+      const Array& o = leaves[j].array();
       auto ob = static_cast<const char*>(o.data());
       if (ob < we && wb < ob + o.nbytes()) {
         no_alias = 0;
@@ -596,7 +407,7 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   alignas(8) unsigned char result[8] = {};
   if (k.result) launch.result = result;
   if (v.backend->info().asynchronous) {
-    detail::launch_queued(v, code, launch, args);
+    detail::launch_queued(v, code, launch, leaves);
   } else {
     codegen::DebugRecord record{};
     if (k.debug) launch.debug_record = &record;
@@ -632,7 +443,8 @@ Scalar Kernel::call(std::span<const Arg> args) const {
 }
 
 std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode) const {
-  detail::CallTypes c = detail::classify(args);
+  detail::CallTypes c;
+  detail::classify(args, c);
   detail::Variant& v = variant_for(*state_, c);
   if (mode == InspectMode::IR) return ir::print(v.ir);
   return v.backend->emit(v.ir, v.options[0], mode == InspectMode::Optimized);

@@ -38,15 +38,15 @@ std::optional<DType> Lowerer::dtype_named(const ast::Expr& e) const {
 std::string Lowerer::builtin_name(const ast::Expr& callee) const {
   using K = ast::Expr::Kind;
   if (callee.kind == K::Name) {
-    if (is_local(callee.name) || params_.count(callee.name)) return "";
-    lang::Symbol s = module_.lookup(callee.name);
+    if (is_local(callee.name) || is_param(callee.name)) return "";
+    lang::Symbol s = module().lookup(callee.name);
     if (s.kind == lang::Symbol::Kind::TackMember) return s.member;
     if (s.kind == lang::Symbol::Kind::Unknown) return callee.name;  // Python builtins: len, min...
     return "";
   }
   if (callee.kind == K::Attribute && callee.operand->kind == K::Name &&
-      !is_local(callee.operand->name) && !params_.count(callee.operand->name)) {
-    lang::Symbol s = module_.lookup(callee.operand->name);
+      !is_local(callee.operand->name) && !is_param(callee.operand->name)) {
+    lang::Symbol s = module().lookup(callee.operand->name);
     if (s.kind == lang::Symbol::Kind::TackModule || s.kind == lang::Symbol::Kind::MathModule)
       return callee.name;
   }
@@ -54,12 +54,12 @@ std::string Lowerer::builtin_name(const ast::Expr& callee) const {
   if (callee.kind == K::Attribute && callee.operand->kind == K::Attribute &&
       (callee.operand->name == "math" || callee.operand->name == "random") &&
       callee.operand->operand->kind == K::Name &&
-      module_.lookup(callee.operand->operand->name).kind == lang::Symbol::Kind::TackModule)
+      module().lookup(callee.operand->operand->name).kind == lang::Symbol::Kind::TackModule)
     return callee.operand->name == "random" ? "random." + callee.name : callee.name;
   // `from tack import random`, then random.NAME
   if (callee.kind == K::Attribute && callee.operand->kind == K::Name &&
-      !is_local(callee.operand->name) && !params_.count(callee.operand->name)) {
-    lang::Symbol s = module_.lookup(callee.operand->name);
+      !is_local(callee.operand->name) && !is_param(callee.operand->name)) {
+    lang::Symbol s = module().lookup(callee.operand->name);
     if (s.kind == lang::Symbol::Kind::TackMember && s.member == "random")
       return "random." + callee.name;
   }
@@ -70,27 +70,25 @@ Value Lowerer::call(const ast::Expr& e) {
   SourceLoc loc = e.loc;
   std::string name = builtin_name(*e.operand);
   if (e.operand->kind == ast::Expr::Kind::Name && name.empty()) {
-    lang::Symbol s = module_.lookup(e.operand->name);
+    lang::Symbol s = module().lookup(e.operand->name);
     if (s.kind == lang::Symbol::Kind::Function) {
-      if (module_.kind_of(*s.function) == lang::FunctionKind::Kernel)
+      if (module().kind_of(*s.function) == lang::FunctionKind::Kernel)
         fail(loc, fmt::format("kernel '{}' cannot be called from a kernel", e.operand->name),
              "move the shared code into a @tack.func");
-      if (module_.kind_of(*s.function) != lang::FunctionKind::Func)
+      if (module().kind_of(*s.function) != lang::FunctionKind::Func)
         fail(loc,
              fmt::format("'{}' is a host function; kernels call only @tack.func functions",
                          e.operand->name),
              "decorate it with @tack.func");
-      std::vector<Value> results = inline_call(*s.function, e);
-      if (results.size() != 1)
-        fail(loc,
-             results.empty() ? fmt::format("'{}' returns no value", e.operand->name)
-                             : fmt::format("'{}' returns {} values; unpack them", e.operand->name,
-                                           results.size()),
-             results.empty() ? "call it as a statement, or return a value from it"
-                             : "write a, b = f(...)");
-      return std::move(results[0]);
     }
+    if (s.kind == lang::Symbol::Kind::Class)
+      fail(loc,
+           fmt::format("'{}' is a device class: kernels take its objects as arguments, and do not "
+                       "make them",
+                       e.operand->name),
+           "make the object on the host and pass it to the kernel");
   }
+  if (std::optional<Callee> f = callee(e)) return call_value(*f, call_args(e, *f), loc);
   if (name.empty() && e.operand->kind == ast::Expr::Kind::Attribute &&
       e.operand->name == "sample" && is_texture(array_param(*e.operand->operand)))
     return texture_sample(array_param(*e.operand->operand), e);
@@ -104,9 +102,12 @@ Value Lowerer::call(const ast::Expr& e) {
          "pass the arguments by position");
   if (name == "len") {
     if (e.args.size() != 1) fail(loc, "len() takes one argument", "write len(x) for an array x");
+    if (int object = object_of(*e.args[0]); object >= 0) return object_len(object, loc);
+    if (int first; const ObjectType::Attribute* t = object_tuple(*e.args[0], &first))
+      return weak_int(static_cast<int64_t>(t->elements.size()), loc);
     int a = array_param(*e.args[0]);
     const ast::Expr& of = *e.args[0];
-    if (a < 0 && of.kind == ast::Expr::Kind::Name && params_.count(of.name) && !is_local(of.name))
+    if (a < 0 && of.kind == ast::Expr::Kind::Name && is_param(of.name) && !is_local(of.name))
       fail_arg(of.loc, fmt::format("argument '{}' is a scalar but len() of it is taken; len() "
                                    "takes an array: pass an array",
                                    of.name));

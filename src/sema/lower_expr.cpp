@@ -104,7 +104,7 @@ const SourceFile& Lowerer::current_file() const {
 }
 
 const std::string& Lowerer::current_name() const {
-  return inline_stack_.empty() ? def_.name : inline_stack_.back().def->name;
+  return inline_stack_.empty() ? def_.name : inline_stack_.back().name;
 }
 
 void Lowerer::fail(SourceLoc loc, const std::string& message, const std::string& hint) const {
@@ -254,6 +254,10 @@ ir::ExprPtr Lowerer::array_extent(int array, int dim, SourceLoc loc) {
 }
 
 int Lowerer::array_param(const ast::Expr& e) const {
+  if (int slot; const ObjectType::Attribute* a = member(e, &slot))  // an object's: self.values
+    return a->kind == ObjectType::Attribute::Kind::Value && a->type.kind == ArgType::Kind::Array
+               ? slot
+               : -1;
   if (e.kind != ast::Expr::Kind::Name || is_local(e.name)) return -1;
   auto it = params_.find(e.name);
   if (it == params_.end() || !k_.params[it->second].type.is_array()) return -1;
@@ -261,20 +265,24 @@ int Lowerer::array_param(const ast::Expr& e) const {
 }
 
 std::vector<ir::ExprPtr> Lowerer::array_indices(int array, const ast::Expr& subscript) {
-  std::vector<const ast::Expr*> idx;
-  for (const auto& a : subscript.args) {
-    if (a->kind == ast::Expr::Kind::Tuple)
-      for (const auto& t : a->args) idx.push_back(t.get());
-    else
-      idx.push_back(a.get());
-  }
+  std::vector<const ast::Expr*> idx = subscript_indices(subscript);
   const ir::Param& p = k_.params[array];
+  if (idx.size() == 1 && p.type.rank > 1) {
+    // A vector of integer indices, one per dimension: a[c] with c = ivec2(i, j).
+    Value v = expr(*idx[0]);
+    if (v.is_composite() && v.cols == 1 && v.rows == static_cast<int>(p.type.rank) &&
+        is_integer(v.dtype())) {
+      std::vector<ir::ExprPtr> out;
+      for (auto& c : v.comps) out.push_back(ir::make_cast(std::move(c), Type::i64()));
+      return out;
+    }
+  }
   if (idx.size() != p.type.rank) {
     std::string message = fmt::format(
         "array argument '{}' has {} dimension{} but is indexed with {} index{}", p.name,
         p.type.rank, p.type.rank == 1 ? "" : "s", idx.size(), idx.size() == 1 ? "" : "es");
-    if (idx.size() + 1 == p.type.rank && array < static_cast<int>(args_.size()))
-      message += args_[array].lanes
+    if (idx.size() + 1 == p.type.rank && array < static_cast<int>(leaf_types_.size()))
+      message += leaf_types_[array]->lanes
                      ? "; read its vectors with one index fewer only where a vector is expected"
                      : "; one index fewer reads a vector only when the last dimension is 2, 3 "
                        "or 4";
@@ -626,7 +634,12 @@ Value Lowerer::expr_node(const ast::Expr& e) {
                            e.name));
         return {ir::make_param(it->second, p.type, e.loc)};
       }
-      lang::Symbol s = module_.lookup(e.name);
+      if (auto it = object_names_.find(e.name); it != object_names_.end())
+        fail(e.loc, fmt::format("{} is used as a value", describe_object(it->second)),
+             fmt::format("read its attributes ({0}.name), call its methods ({0}.f(...)), or "
+                         "pass it to a @tack.func",
+                         e.name));
+      lang::Symbol s = module().lookup(e.name);
       switch (s.kind) {
         case lang::Symbol::Kind::Constant:
           return constant(*s.constant, e.loc);
@@ -639,6 +652,9 @@ Value Lowerer::expr_node(const ast::Expr& e) {
                            e.name));
         case lang::Symbol::Kind::Function:
           fail(e.loc, fmt::format("function '{}' is used as a value", e.name), "call it instead");
+        case lang::Symbol::Kind::Class:
+          fail(e.loc, fmt::format("class '{}' is used as a value", e.name),
+               "pass an object of it to the kernel and use that");
         case lang::Symbol::Kind::TackModule:
         case lang::Symbol::Kind::MathModule:
         case lang::Symbol::Kind::ForeignModule:
@@ -657,9 +673,11 @@ Value Lowerer::expr_node(const ast::Expr& e) {
            "declare it at module level with tack.constant(value)");
     }
     case K::Attribute: {
+      if (int object = object_of(*e.operand); object >= 0)
+        return object_attribute(object, e.name, e.loc);
       if (e.operand->kind == K::Name) {
-        lang::Symbol s = module_.lookup(e.operand->name);
-        bool is_module_value = !is_local(e.operand->name) && !params_.count(e.operand->name);
+        lang::Symbol s = module().lookup(e.operand->name);
+        bool is_module_value = !is_local(e.operand->name) && !is_param(e.operand->name);
         if (is_module_value && (s.kind == lang::Symbol::Kind::MathModule ||
                                 s.kind == lang::Symbol::Kind::TackModule)) {
           if (e.name == "pi") return weak_float(std::numbers::pi, e.loc);
@@ -680,7 +698,12 @@ Value Lowerer::expr_node(const ast::Expr& e) {
           fail(e.loc, fmt::format("arrays have no attribute '{}' in kernels", e.name),
                fmt::format("use {}.shape[k] or len({})", e.operand->name, e.operand->name));
         }
-        if (!is_local(e.operand->name) && !params_.count(e.operand->name))
+        if (is_module_value && s.kind == lang::Symbol::Kind::Class)
+          fail(e.loc,
+               fmt::format("'{}' is a device class; a kernel reads '{}' through an object of it",
+                           e.operand->name, e.name),
+               fmt::format("pass an object and read obj.{}", e.name));
+        if (!is_local(e.operand->name) && !is_param(e.operand->name))
           fail(e.loc, fmt::format("attribute '{}' is not supported here", e.name),
                "kernels read array elements, shapes and module constants");
       }
@@ -690,11 +713,21 @@ Value Lowerer::expr_node(const ast::Expr& e) {
            "only vectors have components (.x, .y, .z, .w)");
     }
     case K::Subscript: {
+      if (int first; object_tuple(*e.operand, &first)) return tuple_item(e);
       // x.shape[k]
-      if (e.operand->kind == K::Attribute && e.operand->name == "shape") {
+      if (e.operand->kind == K::Attribute && e.operand->name == "shape" &&
+          object_of(*e.operand) < 0) {
         int a = array_param(*e.operand->operand);
         const ast::Expr& of = *e.operand->operand;
-        if (a < 0 && of.kind == K::Name && params_.count(of.name) && !is_local(of.name))
+        if (int object = a < 0 ? object_of(of) : -1; object >= 0) {
+          const ObjectType::Attribute* shape = objects_[object].type->find("shape");
+          if (shape && shape->kind == ObjectType::Attribute::Kind::Unsupported)
+            fail_unsupported(object, *shape, e.loc);
+          fail(e.loc, fmt::format("{} has no shape", describe_object(object)),
+               "read the shape of one of its arrays (obj.values.shape[0]), or call len(obj), "
+               "which calls the class's __len__");
+        }
+        if (a < 0 && of.kind == K::Name && is_param(of.name) && !is_local(of.name))
           fail_arg(e.loc, fmt::format("argument '{}' is a scalar but its shape is read; only "
                                       "arrays have a shape: pass an array",
                                       of.name));
@@ -719,6 +752,7 @@ Value Lowerer::expr_node(const ast::Expr& e) {
       }
       int a = array_param(*e.operand);
       if (a < 0) {
+        if (int object = object_of(*e.operand); object >= 0) return object_subscript(object, e);
         if (e.operand->kind == K::Name && params_.count(e.operand->name) &&
             !is_local(e.operand->name))
           fail_arg(e.loc, fmt::format("argument '{}' is a scalar but is indexed like an array",

@@ -12,7 +12,7 @@ using ir::Op;
 using ir::Type;
 
 bool Lowerer::is_texture(int param) const {
-  return param >= 0 && param < static_cast<int>(args_.size()) && args_[param].texture;
+  return param >= 0 && param < static_cast<int>(leaf_types_.size()) && leaf_types_[param]->texture;
 }
 
 void Lowerer::reject_texture(int param, SourceLoc loc) const {

@@ -435,13 +435,7 @@ Value Lowerer::swizzle(Value v, const std::string& fields, SourceLoc loc) {
 // The index of a component: v[k] or m[i, j], checked against the shape; `flat` is the position in
 // `comps` when every index is a constant, else -1, and `index` holds the indices (reusable).
 Lowerer::ComponentIndex Lowerer::component_index(const Value& v, const ast::Expr& subscript) {
-  std::vector<const ast::Expr*> idx;
-  for (const auto& a : subscript.args) {
-    if (a->kind == ast::Expr::Kind::Tuple)
-      for (const auto& t : a->args) idx.push_back(t.get());
-    else
-      idx.push_back(a.get());
-  }
+  std::vector<const ast::Expr*> idx = subscript_indices(subscript);
   if (idx.size() != (v.is_matrix() ? 2u : 1u))
     fail(subscript.loc,
          v.is_matrix() ? fmt::format("{} is indexed with a row and a column", v.type_name())
@@ -585,10 +579,14 @@ void Lowerer::assign_component(const ast::Expr& target, Value v, SourceLoc loc, 
 }
 
 bool Lowerer::is_vector_access(int array, const ast::Expr& subscript) const {
-  if (array >= static_cast<int>(args_.size()) || args_[array].lanes == 0) return false;
+  if (array >= static_cast<int>(leaf_types_.size()) || leaf_types_[array]->lanes == 0) return false;
   size_t n = 0;
   for (const auto& a : subscript.args) n += a->kind == ast::Expr::Kind::Tuple ? a->args.size() : 1;
-  return static_cast<int>(n) + 1 == args_[array].rank;
+  // A vector local as the one index is a vector of indices (a[c]), not a row.
+  if (n == 1 && subscript.args[0]->kind == ast::Expr::Kind::Name &&
+      composites_.count(subscript.args[0]->name))
+    return false;
+  return static_cast<int>(n) + 1 == leaf_types_[array]->rank;
 }
 
 Value Lowerer::vector_load(int array, const ast::Expr& subscript,
@@ -606,7 +604,7 @@ Value Lowerer::vector_load(int array, const ast::Expr& subscript,
     int t = temp(std::move(i), subscript.loc, out ? *out : *block_);
     i = ir::make_local(t, Type::i64(), subscript.loc);
   }
-  int lanes = args_[array].lanes;
+  int lanes = leaf_types_[array]->lanes;
   std::vector<ir::ExprPtr> comps;
   for (int k = 0; k < lanes; ++k) {
     std::vector<ir::ExprPtr> at;
@@ -622,7 +620,7 @@ Value Lowerer::vector_load(int array, const ast::Expr& subscript,
 void Lowerer::vector_store(int array, std::vector<ir::ExprPtr> idx, Value v, SourceLoc loc,
                            ir::Block& out) {
   ir::Param& p = k_.params[array];
-  int lanes = args_[array].lanes;
+  int lanes = leaf_types_[array]->lanes;
   if (!v.is_composite())  // most likely an argument of the wrong rank
     fail_arg(loc, fmt::format("array argument '{}' has {} dimensions but is indexed with {}; one "
                               "index fewer stores a vector of {} components, not {}",

@@ -49,7 +49,7 @@ bool Lowerer::declare_shared_array(const ast::Stmt& s) {
   const ast::Expr& target = *s.targets[0];
   if (target.kind != ast::Expr::Kind::Name)
     fail(target.loc, "a shared array is bound to a name", usage);
-  if (locals_.count(target.name) || params_.count(target.name))
+  if (locals_.count(target.name) || is_param(target.name))
     fail(target.loc,
          fmt::format("'{}' is already bound; a shared array needs a name of its own", target.name),
          "choose another name");

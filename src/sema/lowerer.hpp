@@ -64,6 +64,18 @@ struct CompositeLocal {
   int rows = 0, cols = 0;
 };
 
+// The indices of `a[i, j]` (or `a[(i, j)]`), in order.
+inline std::vector<const ast::Expr*> subscript_indices(const ast::Expr& subscript) {
+  std::vector<const ast::Expr*> out;
+  for (const auto& a : subscript.args) {
+    if (a->kind == ast::Expr::Kind::Tuple)
+      for (const auto& t : a->args) out.push_back(t.get());
+    else
+      out.push_back(a.get());
+  }
+  return out;
+}
+
 // Where statements are being lowered, for the contract's checks.
 enum class Phase : uint8_t { Prelude, Loop, AfterLoop };
 
@@ -107,6 +119,10 @@ class Lowerer {
   // Whether `name` is bound in the current scope (a scalar or composite local).
   bool is_local(const std::string& name) const {
     return locals_.count(name) > 0 || composites_.count(name) > 0;
+  }
+  // Whether `name` is a parameter in the current scope (an array, a scalar or an object).
+  bool is_param(const std::string& name) const {
+    return params_.count(name) > 0 || object_names_.count(name) > 0;
   }
   // Fails, naming what was expected, when `v` is a vector or matrix.
   void require_scalar(const Value& v, SourceLoc loc, const std::string& where) const;
@@ -180,8 +196,24 @@ class Lowerer {
   void check_uniform_collectives() const;
 
   // ---- device functions (lower_func.cpp) ----
-  // Inlines a call of a @tack.func; returns its values (one, several for a tuple, none).
-  std::vector<Value> inline_call(const ast::FunctionDef& f, const ast::Expr& call);
+  // What a call calls: a @tack.func, found in `module`, with `self` (an index into objects_) as
+  // its first argument for a method, or -1. `name` says it in messages ("Cells.point").
+  struct Callee {
+    const ast::FunctionDef* def = nullptr;
+    const lang::ResolvedModule* module = nullptr;
+    int self = -1;
+    std::string name;
+  };
+  // Inlines a call of a @tack.func with these arguments (after `self`); returns its values (one,
+  // several for a tuple, none).
+  std::vector<Value> inline_call(const Callee& f, const std::vector<const ast::Expr*>& args,
+                                 SourceLoc loc);
+  std::vector<Value> inline_as_expression(const Callee& f,
+                                          const std::vector<const ast::Expr*>& args, SourceLoc loc);
+  // A call's positional arguments (keywords fail: device functions take none).
+  std::vector<const ast::Expr*> call_args(const ast::Expr& call, const Callee& f) const;
+  // Inlines a call whose value is used: it must give one value.
+  Value call_value(const Callee& f, const std::vector<const ast::Expr*>& args, SourceLoc loc);
   void return_from_function(const ast::Stmt& s, ir::Block& out);
   // After a loop inside an inlined function: leave the wrapper too if the loop returned.
   void propagate_return(ir::Block& out);
@@ -207,18 +239,53 @@ class Lowerer {
   std::vector<LoopLocal> loop_plan_;
   size_t first_body_local_ = 0;  // the locals the loop body creates start here
 
+  // ---- objects of device classes (lower_object.cpp) ----
+  // An object argument, or an object in an attribute of one, passed along to inlined functions.
+  struct ObjectRef {
+    const ObjectType* type = nullptr;
+    std::string path;        // "cells", "mesh.cells": its parameters' names and messages
+    std::vector<int> slots;  // per attribute: its parameter, or its object in objects_, or -1
+  };
+  // Makes the parameters of an object's arrays and scalars (depth first, as sema::leaves orders
+  // them) and returns its index in objects_.
+  int bind_object(const ObjectType& type, const std::string& path);
+  // The object an expression names (`cells`, `self.mesh`), or -1.
+  int object_of(const ast::Expr& e) const;
+  // `obj.name`, an attribute of an object: the attribute and its slot, or null.
+  const ObjectType::Attribute* member(const ast::Expr& e, int* slot) const;
+  // `obj.name` read as a value: a scalar parameter or a constant.
+  Value object_attribute(int object, const std::string& name, SourceLoc loc);
+  // The method `name` of an object as a call calls it (attributes holding functions first).
+  Callee object_method(int object, const std::string& name, SourceLoc loc);
+  // `obj.shape`, an attribute holding a tuple of numbers (the parameter of its first in `first`),
+  // or null; and `obj.shape[k]`, one of them.
+  const ObjectType::Attribute* object_tuple(const ast::Expr& e, int* first) const;
+  Value tuple_item(const ast::Expr& subscript);
+  // `obj[i, j]`, `len(obj)`: its __getitem__ and __len__.
+  Value object_subscript(int object, const ast::Expr& subscript);
+  Value object_len(int object, SourceLoc loc);
+  // The class and attribute of an object, in messages: "'cells' (a Cells object)".
+  std::string describe_object(int object) const;
+  [[noreturn]] void fail_unsupported(int object, const ObjectType::Attribute& a, SourceLoc loc);
+  // The parallel loop `for c in cells:` over a class that declares __tack_iterate__.
+  void object_loop(int object, const ast::Stmt& s);
+  std::vector<ObjectRef> objects_;
+  std::map<std::string, int> object_names_;  // names in scope bound to objects
+
   // ---- statements (lower_stmt.cpp) ----
   void block(const ast::Block& b, ir::Block& out);
   void stmt(const ast::Stmt& s, ir::Block& out);
   void lower_stmt(const ast::Stmt& s, ir::Block& out);
   // Runs `lower` with statements that expressions emit collected into a block of their own.
   ir::Block lower_into(const std::function<void()>& lower);
-  // The @tack.func a call expression calls, or null.
-  const ast::FunctionDef* called_func(const ast::Expr& e) const;
+  // The @tack.func a call expression calls (a function, or a method of an object), or nothing for
+  // a builtin; fails for a method that is not a device function.
+  std::optional<Callee> callee(const ast::Expr& call);
   void assign(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
   void store(const ast::Expr& target, Value v, SourceLoc loc, ir::Block& out);
   void for_loop(const ast::Stmt& s, ir::Block& out);
   void parallel_loop(const ast::Stmt& s);
+  void range_loop(const ast::Stmt& s);  // over range() or tack.ndrange()
   int new_local(const std::string& name, ir::Type t);
   int temp(ir::ExprPtr value, SourceLoc loc, ir::Block& out);
   ir::ExprPtr host_bound(Value v, SourceLoc loc);
@@ -227,9 +294,13 @@ class Lowerer {
   [[noreturn]] void fail(SourceLoc loc, const std::string& message,
                          const std::string& hint = "") const;
   [[noreturn]] void fail_arg(SourceLoc loc, const std::string& message) const;
-  // The file and the name of what is being lowered: the kernel, or an inlined function.
+  // The file and the name of what is being lowered: the kernel, or an inlined function; and the
+  // module that resolves its free names.
   const SourceFile& current_file() const;
   const std::string& current_name() const;
+  const lang::ResolvedModule& module() const {
+    return inline_stack_.empty() ? module_ : *inline_stack_.back().module;
+  }
 
   const lang::ResolvedModule& module_;
   const ast::FunctionDef& def_;
@@ -238,6 +309,9 @@ class Lowerer {
   ir::Kernel k_;
   DType float_type_ = DType::F32;      // f64 when any array argument is f64
   std::map<std::string, int> params_;  // name -> parameter id
+  // The argument type of each parameter that an argument gives (arrays and scalars, those of
+  // objects included), by parameter id; local and shared arrays come after them.
+  std::vector<const ArgType*> leaf_types_;
   std::map<std::string, int> locals_;  // name -> local id
   std::map<int, SourceLoc> local_decl_;
   std::map<int, ir::ExprPtr> host_values_;  // prelude locals computable on the host
@@ -245,6 +319,8 @@ class Lowerer {
   // An inlined @tack.func being lowered: its file and name for errors, its results.
   struct InlineFrame {
     const ast::FunctionDef* def;
+    const lang::ResolvedModule* module;
+    std::string name;
     const SourceFile* file;
     int body_depth;                       // loop_depth_ of the function's top level
     int done = -1;                        // bool local: the function has returned

@@ -2,7 +2,8 @@
 // and as Module::from_source loads it, function by function), every kernel is specialized for several argument signatures, for a
 // target without workgroups (the CPU) and one with them (the GPUs), the IR is verified (and again
 // after the debug mode's bounds checks), and every generator runs: the LLVM CPU generator and the
-// CUDA, HIP, OpenCL C, Level Zero and Metal printers.
+// CUDA, HIP, OpenCL C, Level Zero and Metal printers. Objects of the file's device classes are
+// among the arguments, their attributes named after the `.name`s the text reads.
 //
 // Expected outcomes are a CompileError or TypeError (the language refuses the kernel) and the
 // generators' documented refusals (f64 on Metal, atomics a target lacks). Anything else is a
@@ -11,10 +12,12 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,6 +79,78 @@ std::vector<std::vector<ArgType>> signatures(size_t n, uint64_t seed) {
   return out;
 }
 
+// The names the text reads as attributes (`.name`), the attributes of the objects tried: at most
+// a few, skipping those of vectors and modules.
+std::vector<std::string> attribute_names(const std::string& text) {
+  std::set<std::string> names;
+  for (size_t i = 0; i + 1 < text.size() && names.size() < 6; ++i) {
+    if (text[i] != '.' ||
+        !(std::isalpha(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '_'))
+      continue;
+    size_t end = i + 1;
+    while (end < text.size() &&
+           (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+      ++end;
+    std::string name = text.substr(i + 1, end - i - 1);
+    if (name.size() > 1 && name != "shape" && name.rfind("__", 0) != 0) names.insert(name);
+  }
+  return {names.begin(), names.end()};
+}
+
+// An object of `cls` whose attributes are `names`, each of a kind chosen by `seed`: arrays,
+// scalars, tuples, constants, values kernels cannot take, and (once) an object of the same class.
+ArgType object_of(const tack::lang::DeviceClass* cls, const std::vector<std::string>& names,
+                  uint64_t seed, int depth = 0) {
+  using A = tack::sema::ObjectType::Attribute;
+  auto t = std::make_shared<tack::sema::ObjectType>();
+  t->cls = std::shared_ptr<const tack::lang::DeviceClass>(std::shared_ptr<void>(), cls);
+  for (const std::string& name : names) {  // sorted, as the runtime sorts them
+    if (cls->constants().count(name) || cls->other_attributes().count(name)) continue;
+    A a;
+    a.name = name;
+    switch (seed % 9) {
+      case 0:
+        a.type = ArgType::array(DType::F32, 1);
+        break;
+      case 1:
+        a.type = ArgType::array(DType::I32, 2);
+        break;
+      case 2:
+        a.type = ArgType::scalar(DType::I32);
+        break;
+      case 3:
+        a.type = ArgType::scalar(DType::F32);
+        break;
+      case 4:
+        a.kind = A::Kind::Constant;
+        a.constant.int_value = 4;
+        a.constant.uint_value = 4;
+        a.constant.float_value = 4;
+        break;
+      case 5:
+        a.kind = A::Kind::Unsupported;
+        a.what = "a list";
+        break;
+      case 7:
+        a.kind = A::Kind::Tuple;
+        a.elements = {ArgType::scalar(DType::I32), ArgType::scalar(DType::I64)};
+        break;
+      case 6:
+        if (depth == 0) {
+          a.type = object_of(cls, names, seed >> 3, depth + 1);
+          break;
+        }
+        [[fallthrough]];
+      default:
+        a.type = ArgType::array(DType::F32, 2, 3);
+        break;
+    }
+    t->attributes.push_back(std::move(a));
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  }
+  return ArgType::of_object(t);
+}
+
 void generate(const tack::ir::Kernel& k, bool cpu) {
   if (cpu) {
     llvm::LLVMContext ctx;
@@ -134,10 +209,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   uint64_t seed = 14695981039346656037ULL;  // FNV-1a of the text: the mixed signature
   for (uint8_t c : text) seed = (seed ^ c) * 1099511628211ULL;
+  std::vector<std::string> attributes = attribute_names(text);
   try {
     for (const std::string& name : module->kernel_names()) {
       size_t n = module->function(name)->params.size();
-      for (const auto& args : signatures(n, seed))
+      std::vector<std::vector<ArgType>> tried = signatures(n, seed);
+      // Objects of each device class: first, and in the positions the seed picks.
+      for (const std::string& c : module->class_names()) {
+        const tack::lang::DeviceClass* cls = module->device_class(c);
+        for (uint64_t variant : {seed, seed >> 7}) {
+          std::vector<ArgType> args = tried.front();
+          for (size_t i = 0; i < n; ++i)
+            if (i == 0 || (variant >> (i % 60)) & 1)
+              args[i] = object_of(cls, attributes, variant + i);
+          tried.push_back(std::move(args));
+        }
+      }
+      for (const auto& args : tried)
         for (bool workgroups : {false, true}) compile(*module, name, args, workgroups);
     }
   } catch (const std::exception& e) {

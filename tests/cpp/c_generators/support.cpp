@@ -126,6 +126,9 @@ std::vector<Variant> variants() {
       {"local_arrays.py", "digits_reversed", {"i32[],i32[]", "i64[],i64[]"}},
       {"local_arrays.py", "running_max", {"f32[],f32[]", "f64[],f64[]"}},
       {"local_arrays.py", "overflow", {"f32[]"}},
+      // The plain-argument form of device-class kernels (test_device_classes.cpp: same code).
+      {"cells_plain.py", "cell_average", {"i32[,],i32,f32[],f32[]", "i64[,],i64,f64[],f64[]"}},
+      {"cells_plain.py", "structured_average", {"i32,i32,f32[],f32[]"}},
       {"kernels.py", "vector_add", {"f32[],f32[],f32[]", "i64[],i64[],i64[]"}},
       {"kernels.py", "saxpy", {"f32,f32[],f32[],f32[]", "f64,f64[],f64[],f64[]"}},
       {"kernels.py", "stencil5", {"f32[,],f32[,]", "f64[,],f64[,]"}},
