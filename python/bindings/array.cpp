@@ -18,19 +18,17 @@ namespace {
 
 namespace dl = nb::dlpack;
 
-// DLPack device types (dlpack.h).
-constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLMetal = 8, kDLROCM = 10,
-              kDLROCMHost = 11, kDLCUDAManaged = 13, kDLOneAPI = 14;
+// DLPack device types (dlpack.h) of the memory from_dlpack takes.
+constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLROCMHost = 11, kDLCUDAManaged = 13;
 
-int dlpack_device_type(const Device& d) {
-  const std::string& t = d.type();
-  if (t == "cpu") return kDLCPU;
-  if (t == "cuda") return kDLCUDA;
-  if (t == "hip") return kDLROCM;
-  if (t == "level_zero") return kDLOneAPI;
-  if (t == "metal") return kDLMetal;
-  if (t == "opencl") return kDLOpenCL;
-  return kDLCPU;
+// The DLPack device type of `a`'s memory, as its backend declares it (BackendInfo); a backend that
+// declares none lends no memory through DLPack.
+int dlpack_device_type(const Array& a) {
+  const int type = a.device().backend().dlpack_device_type;
+  if (type == 0)
+    throw TypeError("arrays on " + a.device().name() +
+                    " cannot be exported through DLPack: use .numpy() for a copy");
+  return type;
 }
 
 dl::dtype dlpack_dtype(DType t) {
@@ -71,14 +69,10 @@ nb::object export_view(const Array& a, bool numpy) {
   if (a.device().type() != "cpu" && numpy)
     throw TypeError("a NumPy view needs host memory; this array is on " + a.device().name() +
                     ": use .numpy() for a copy");
-  // An OpenCL buffer's address is Tack's own (docs/backends.md): no consumer could use it.
-  if (a.device().type() == "opencl")
-    throw TypeError("arrays on " + a.device().name() +
-                    " cannot be exported through DLPack: use .numpy() for a copy");
   auto* keep = new Array(a);
   nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Array*>(p); });
   std::vector<size_t> shape = size_shape(a);
-  int dev_type = dlpack_device_type(a.device());
+  int dev_type = dlpack_device_type(a);
   int dev_id = a.device().index();
   if (a.writable()) {
     if (numpy)
@@ -528,13 +522,13 @@ void bind_array(nb::module_& m) {
             (void)stream;  // host memory: nothing to order against a stream
             if (!dl_device.is_none()) {
               auto want = nb::cast<std::pair<int, int>>(dl_device);
-              if (want.first != dlpack_device_type(a.device()) || want.second != a.device().index())
+              if (want.first != dlpack_device_type(a) || want.second != a.device().index())
                 throw nb::buffer_error("__dlpack__: copying to another device is not supported");
             }
             bool make_copy = !copy.is_none() && nb::cast<bool>(copy);
-            // CUDA memory: the C++ export, which waits for queued work (the consumer's
+            // Device memory: the C++ export, which waits for queued work (the consumer's
             // `stream` then has nothing to wait for).
-            if (a.device().type() == "cuda") return dlpack_capsule(make_copy ? a.copy() : a);
+            if (dlpack_device_type(a) != kDLCPU) return dlpack_capsule(make_copy ? a.copy() : a);
             nb::object view = export_view(make_copy ? a.copy() : a, false);
             if (max_version.is_none()) return view.attr("__dlpack__")();
             return view.attr("__dlpack__")(nb::arg("max_version") = max_version);
@@ -542,7 +536,7 @@ void bind_array(nb::module_& m) {
           nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(),
           nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none())
       .def("__dlpack_device__", [](const Array& a) {
-        return nb::make_tuple(dlpack_device_type(a.device()), a.device().index());
+        return nb::make_tuple(dlpack_device_type(a), a.device().index());
       });
 
   // ---- creation ----
