@@ -147,6 +147,7 @@ class Parser {
   bool at_main_guard() const;
   void skip_main_guard();
   void skip_clause();
+  void skip_indented_block();
   void end_module_statement(std::string_view what);
 
   // ---- statements
@@ -432,6 +433,11 @@ void Parser::skip_clause() {
   if (!at_kind(TokenKind::Indent))
     fail(peek().loc, fmt::format("expected an indented block after the ':' on line {}", colon.line),
          "indent the body of the block");
+  skip_indented_block();
+}
+
+// From an Indent token: the block up to its Dedent.
+void Parser::skip_indented_block() {
   next();
   for (int depth = 0; !at_kind(TokenKind::EndOfFile);) {
     const Token& t = next();
@@ -476,16 +482,22 @@ std::exception_ptr Parser::try_parse(size_t start, F&& parse) {
   }
 }
 
-// From a `def` or `class` keyword: its header up to the ':' that ends it, and the block after.
+// From a `def` or `class` keyword: its header up to the ':' that ends it, and the block after. A
+// header that is missing its ':' (the error being recovered from) ends with its line: the lines
+// below it that are indented under it go with it, and the next definition is not taken for its
+// body.
 void Parser::skip_header_and_clause() {
   int depth = 0;  // brackets are balanced by the lexer; only the header's own ':' ends it
   next();
-  while (!at_kind(TokenKind::EndOfFile) && !(depth == 0 && at_op(":"))) {
+  while (!at_kind(TokenKind::EndOfFile) && !at_kind(TokenKind::Newline) &&
+         !(depth == 0 && at_op(":"))) {
     const Token& t = next();
     if (t.is_op("(") || t.is_op("[") || t.is_op("{")) ++depth;
     if (t.is_op(")") || t.is_op("]") || t.is_op("}")) --depth;
   }
-  skip_clause();
+  if (at_op(":")) return skip_clause();
+  if (at_kind(TokenKind::Newline)) next();
+  if (at_kind(TokenKind::Indent)) skip_indented_block();
 }
 
 // A class is parsed as kernel code when it can be: a host class (any Python) is skipped, and its

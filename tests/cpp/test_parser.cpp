@@ -544,6 +544,29 @@ TEST(ParserModule, MainBlockIsSkipped) {
   EXPECT_EQ(m.imports.size(), 1u);
 }
 
+// A method whose header lacks its ':' is kept unparsed with its error (raised if a kernel uses it),
+// and only its own line goes with it: the kernel after the class is not taken for its body.
+TEST(ParserModule, AHeaderWithoutItsColonKeepsTheNextDefinition) {
+  ast::Module m = parse(
+      "import tack\n"
+      "class Scale:\n"
+      "    @tack.func\n"
+      "    def apply(self, x)   return x\n"
+      "@tack.kernel\n"
+      "def k(s: tack.template(), x):\n"
+      "    pass\n"
+      "def after(b):\n"
+      "    pass\n");
+  ASSERT_EQ(m.classes.size(), 1u);
+  ASSERT_EQ(m.classes[0]->methods.size(), 1u);
+  EXPECT_EQ(m.classes[0]->methods[0]->name, "apply");
+  EXPECT_TRUE(m.classes[0]->methods[0]->unparsed);
+  ASSERT_EQ(m.functions.size(), 2u);
+  EXPECT_EQ(m.functions[0]->name, "k");
+  EXPECT_FALSE(m.functions[0]->unparsed);
+  EXPECT_EQ(m.functions[1]->name, "after");
+}
+
 TEST(ParserModule, RealisticKernelsFile) {
   ast::Module m = parse(R"PY("""Example kernels: element-wise ops, a stencil and a fractal."""
 import math
