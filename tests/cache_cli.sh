@@ -36,11 +36,19 @@ echo "$out" | grep -q "^enabled: yes$" || fail "stats: $out"
 echo "$out" | grep -q "^entries: 2$" || fail "stats: $out"
 echo "$out" | grep -q "^unusable: 1 file" || fail "stats: $out"
 out=$(TACK_CACHE_DIR=$mine timeout 60 "$tack" cache ls) || fail "ls"
-[ "$(echo "$out" | grep -c '^cpu-')" = 1 ] && [ "$(echo "$out" | grep -c '^cpu_host-')" = 1 ] ||
-  fail "ls: $out"
+# One line per entry (kernel, argument types, backend, size, age, file); the host's has no kernel.
+[ "$(echo "$out" | grep -Ec '^twice +f32\[\], f32\[\] +cpu +[0-9]+ +[0-9]+[smhd]  cpu-[0-9a-f]+\.tck$')" = 1 ] &&
+  [ "$(echo "$out" | grep -Ec '^- +- +cpu_host .* cpu_host-[0-9a-f]+\.tck$')" = 1 ] || fail "ls: $out"
 out=$(TACK_CACHE_DIR=$mine timeout 60 "$tack" cache clear) || fail "clear: $out"
 echo "$out" | grep -Eq "^removed 2 entries \([0-9]+ bytes\) and 1 leftover file from $mine" || fail "clear: $out"
 [ -z "$(ls -A "$mine")" ] || fail "clear left: $(ls -A "$mine")"
+out=$(TACK_CACHE_DIR=$mine "$tack" cache ls) || fail "ls"
+[ "$out" = "the cache in $mine is empty" ] || fail "ls of an empty cache: $out"
+
+# A directory that cannot be created: off, and why.
+out=$(TACK_CACHE_DIR=$kernel/cache "$tack" cache stats 2>/dev/null) || fail "stats: $out"
+echo "$out" | grep -q "^enabled: no (cannot create the cache directory $kernel/cache: Not a directory)" ||
+  fail "stats of a directory that cannot be created: $out"
 
 # Unusable for an unprivileged user (root ignores mode bits): off, and why.
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }

@@ -89,6 +89,13 @@ struct Scalar {
 
 enum class InspectMode { IR, Source, Optimized };
 
+// One compiled specialization of a kernel (Kernel::variants).
+struct VariantInfo {
+  std::string arg_types;  // "f32, f32[1d], f32[1d]"
+  std::string device;     // "cpu:0"
+  std::string origin;     // "compiled", "disk cache", ..., or "not loaded yet"
+};
+
 class Kernel {
  public:
   Kernel() = default;
@@ -104,6 +111,14 @@ class Kernel {
   // The typed IR, the generated source (LLVM IR on the CPU) or the optimized code for these
   // arguments' types, on the device the call would run on.
   std::string inspect(std::span<const Arg> args, InspectMode mode) const;
+  // The same for `backend` ("cuda", "hip", "level_zero", "metal", "opencl"): the IR or the
+  // generated source, with no device of that backend needed (as `tack emit --backend` prints it).
+  // An empty `backend`, or the arguments' own, is the overload above.
+  std::string inspect(std::span<const Arg> args, InspectMode mode,
+                      const std::string& backend) const;
+  // The variants specialized so far (for each argument types and device), and where their code
+  // came from.
+  std::vector<VariantInfo> variants() const;
 
   explicit Kernel(std::shared_ptr<detail::KernelState> s) : state_(std::move(s)) {}
 

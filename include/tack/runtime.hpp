@@ -14,6 +14,11 @@ const char* version();
 void set_debug(bool on);
 bool debug();
 
+// The log on stderr: at level 1 or more, one line per compile, disk-cache hit, disk-cache miss
+// (with its reason) and launch, with timings. TACK_LOG=1 sets it at start-up; 0 turns it off.
+void set_log_level(int level);
+int log_level();
+
 // Waits for all queued work on every device; raises the first error queued work produced.
 void sync();
 

@@ -324,9 +324,12 @@ void copy_host_into(Array& dst, nb::handle src) {
 
 Array make_from_host(nb::handle obj, nb::handle dtype, nb::handle device_h) {
   nb::module_ np = nb::module_::import_("numpy");
-  nb::object arr = dtype.is_none() ? np.attr("ascontiguousarray")(obj)
-                                   : np.attr("ascontiguousarray")(
-                                         obj, np.attr("dtype")(numpy_name(to_dtype(dtype))));
+  // np.asarray, not ascontiguousarray, which makes a scalar a 1-d array: a scalar gives a 0-d one.
+  nb::object arr = dtype.is_none()
+                       ? np.attr("asarray")(obj)
+                       : np.attr("asarray")(obj, np.attr("dtype")(numpy_name(to_dtype(dtype))));
+  if (!nb::cast<bool>(arr.attr("flags").attr("c_contiguous")))
+    arr = np.attr("ascontiguousarray")(arr);
   DType t = to_dtype(arr.attr("dtype"));
   auto nd = nb::cast<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>(arr);
   Shape shape(nd.shape_ptr(), nd.shape_ptr() + nd.ndim());
@@ -441,56 +444,126 @@ void bind_array(nb::module_& m) {
   bind_texture(m);
   nb::class_<Array> cls(m, "Array", "An n-dimensional, row-major, contiguous array on one device.");
   g_array_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  cls.def_prop_ro("shape", [](const Array& a) { return shape_tuple(a.shape()); })
-      .def_prop_ro("dtype", [](const Array& a) { return dtype_object(a.dtype()); })
-      .def_prop_ro("size", &Array::size)
-      .def_prop_ro("ndim", &Array::ndim)
-      .def_prop_ro("nbytes", &Array::nbytes)
-      .def_prop_ro("itemsize", [](const Array& a) { return dtype_size(a.dtype()); })
-      .def_prop_ro("device", &Array::device)
-      .def_prop_ro("writable", &Array::writable)
+  cls.def_prop_ro(
+         "shape", [](const Array& a) { return shape_tuple(a.shape()); },
+         nb::sig("def shape(self) -> tuple[int, ...]"), "The extent of each dimension.")
+      .def_prop_ro(
+          "dtype", [](const Array& a) { return dtype_object(a.dtype()); },
+          nb::sig("def dtype(self) -> DType"), "The element type (tack.f32...).")
+      .def_prop_ro("size", &Array::size, "The number of elements.")
+      .def_prop_ro("ndim", &Array::ndim, "The number of dimensions.")
+      .def_prop_ro("nbytes", &Array::nbytes, "The size of the elements in bytes.")
+      .def_prop_ro(
+          "itemsize", [](const Array& a) { return dtype_size(a.dtype()); },
+          "The size of one element in bytes.")
+      .def_prop_ro(
+          "strides",
+          [](const Array& a) {
+            // Row-major and contiguous: each dimension steps over the ones after it.
+            std::vector<int64_t> strides(a.ndim());
+            int64_t step = static_cast<int64_t>(dtype_size(a.dtype()));
+            for (int d = a.ndim() - 1; d >= 0; --d) {
+              strides[d] = step;
+              step *= a.shape()[d];
+            }
+            return shape_tuple(strides);
+          },
+          nb::sig("def strides(self) -> tuple[int, ...]"),
+          "Bytes from one element to the next along each dimension, as NumPy's strides: an "
+          "array is row-major and contiguous, so the last one is itemsize.")
+      .def_prop_ro(
+          "T",
+          [](const Array& a) -> Array {
+            if (a.ndim() < 2) return a;
+            if (a.ndim() > 2)
+              throw TypeError(".T is for 1-d and 2-d arrays; this one has " +
+                              std::to_string(a.ndim()) + " dimensions: use a.numpy().T");
+            // Arrays are contiguous, so the transpose is a copy; read-only, so that a write to
+            // it, which would change `a` in NumPy, is an error rather than lost.
+            nb::object t =
+                nb::module_::import_("numpy").attr("ascontiguousarray")(to_numpy(a).attr("T"));
+            Device dev = a.device();
+            auto copy = std::make_shared<Array>(make_from_host(t, nb::none(), nb::cast(dev)));
+            return array_from_ptr(copy->data(), copy->shape(), copy->dtype(), &dev, false, copy);
+          },
+          nb::sig("def T(self) -> Array"),
+          "The transpose of a 2-d array: a read-only copy (arrays are contiguous, so it cannot be "
+          "a view as in NumPy; a write to it raises). A 1-d or 0-d array is itself.")
+      .def_prop_ro("device", &Array::device, "The device that holds the elements.")
+      .def_prop_ro("writable", &Array::writable,
+                   "False for memory its producer marked read-only: kernels refuse to write it.")
       .def_prop_ro(
           "ptr", [](const Array& a) { return reinterpret_cast<uintptr_t>(a.data()); },
           "The address of the first element, in the device's memory space.")
-      .def("numpy", &to_numpy, "A copy on the host, as a NumPy array.")
-      .def("fill",
-           [](Array& a, nb::handle v) {
-             if (!is_number(v))
-               throw TypeError("fill() takes a number, not " +
-                               nb::cast<std::string>(nb::repr(v.type())));
-             assign(a, v);
-           })
-      .def("reshape",
-           [](const Array& a, nb::args shape) {
-             if (shape.size() == 1 && !PyLong_Check(shape[0].ptr()))
-               return a.reshape(to_shape(shape[0]));
-             return a.reshape(to_shape(shape));
-           })
-      .def("copy", &Array::copy)
-      .def("astype", [](const Array& a, nb::handle t) { return a.astype(to_dtype(t)); })
-      .def("sum", [](const Array& a) { return reduction_result(a, a.sum()); })
-      .def("min", [](const Array& a) { return reduction_result(a, a.min()); })
-      .def("max", [](const Array& a) { return reduction_result(a, a.max()); })
-      .def("mean", [](const Array& a) { return a.mean(); })
-      .def("item",
-           [](const Array& a) {
-             if (a.size() != 1)
-               throw ValueError("item() needs an array of one element, this one has " +
-                                std::to_string(a.size()));
-             return read_element(a.reshape({1}));
-           })
-      .def("tolist", [](const Array& a) { return to_numpy(a).attr("tolist")(); })
-      .def("__len__",
-           [](const Array& a) {
-             if (a.ndim() == 0) throw TypeError("len() of a 0-d array");
-             return a.shape()[0];
-           })
-      .def("__getitem__",
-           [](const Array& a, nb::handle key) -> nb::object {
-             Selection s = select(a, key);
-             if (s.element) return read_element(s.view);
-             return nb::cast(std::move(s.view));
-           })
+      .def("numpy", &to_numpy, nb::sig("def numpy(self) -> numpy.ndarray[typing.Any, typing.Any]"),
+           "A copy on the host, as a NumPy array.")
+      .def(
+          "fill",
+          [](Array& a, nb::handle v) {
+            if (!is_number(v))
+              throw TypeError("fill() takes a number, not " +
+                              nb::cast<std::string>(nb::repr(v.type())));
+            assign(a, v);
+          },
+          nb::arg("value"), nb::sig("def fill(self, value: int | float | bool) -> None"),
+          "Sets every element to value.")
+      .def(
+          "reshape",
+          [](const Array& a, nb::args shape) {
+            if (shape.size() == 1 && !PyLong_Check(shape[0].ptr()))
+              return a.reshape(to_shape(shape[0]));
+            return a.reshape(to_shape(shape));
+          },
+          nb::sig("def reshape(self, *shape: int | tuple[int, ...]) -> Array"),
+          "A view of the same elements with another shape: a.reshape(4, 8) or a.reshape((4, "
+          "8)); one extent may be -1.")
+      .def("copy", &Array::copy, "A new array with the same elements, on the same device.")
+      .def(
+          "astype", [](const Array& a, nb::handle t) { return a.astype(to_dtype(t)); },
+          nb::arg("dtype"), nb::sig("def astype(self, dtype: object) -> Array"),
+          "A new array of the elements converted to dtype (tack.f64, a NumPy dtype or a name).")
+      .def(
+          "sum", [](const Array& a) { return reduction_result(a, a.sum()); },
+          nb::sig("def sum(self) -> int | float | bool"),
+          "The sum of the elements, as a Python number (on the device where it supports "
+          "reductions).")
+      .def(
+          "min", [](const Array& a) { return reduction_result(a, a.min()); },
+          nb::sig("def min(self) -> int | float | bool"), "The smallest element.")
+      .def(
+          "max", [](const Array& a) { return reduction_result(a, a.max()); },
+          nb::sig("def max(self) -> int | float | bool"), "The largest element.")
+      .def(
+          "mean", [](const Array& a) { return a.mean(); }, "The mean of the elements, a float.")
+      .def(
+          "item",
+          [](const Array& a) {
+            if (a.size() != 1)
+              throw ValueError("item() needs an array of one element, this one has " +
+                               std::to_string(a.size()));
+            return read_element(a.reshape({1}));
+          },
+          nb::sig("def item(self) -> int | float | bool"),
+          "The one element of an array of size 1, as a Python number.")
+      .def(
+          "tolist", [](const Array& a) { return to_numpy(a).attr("tolist")(); },
+          nb::sig("def tolist(self) -> list[object]"), "The elements as nested Python lists.")
+      .def(
+          "__len__",
+          [](const Array& a) {
+            if (a.ndim() == 0) throw TypeError("len() of a 0-d array");
+            return a.shape()[0];
+          },
+          "The first extent, as for a NumPy array (TypeError for a 0-d array).")
+      .def(
+          "__getitem__",
+          [](const Array& a, nb::handle key) -> nb::object {
+            Selection s = select(a, key);
+            if (s.element) return read_element(s.view);
+            return nb::cast(std::move(s.view));
+          },
+          nb::arg("key"), nb::sig("def __getitem__(self, key: object) -> typing.Any"),
+          "An element (a Python number) for a full index, else a view of the rows selected.")
       .def("__setitem__",
            [](const Array& a, nb::handle key, nb::handle value) {
              Selection s = select(a, key);
@@ -509,12 +582,21 @@ void bind_array(nb::module_& m) {
       .def(
           "__array__",
           [](const Array& a, nb::handle dtype, nb::handle copy) {
-            nb::object out =
-                (!copy.is_none() && nb::cast<bool>(copy)) ? to_numpy(a) : export_view(a, true);
+            // NumPy 2's meaning of copy: True always, None when needed (memory NumPy cannot
+            // address), False never (ValueError when one is needed).
+            const bool host = a.device().type() == "cpu";
+            if (!copy.is_none() && !nb::cast<bool>(copy) && !host)
+              throw ValueError("np.asarray(a, copy=False): the array is on " + a.device().name() +
+                               ", which NumPy cannot view without a copy: use a.numpy()");
+            const bool make_copy = copy.is_none() ? !host : nb::cast<bool>(copy);
+            nb::object out = make_copy ? to_numpy(a) : export_view(a, true);
             if (!dtype.is_none()) out = out.attr("astype")(dtype, nb::arg("copy") = false);
             return out;
           },
-          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none())
+          nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+          "NumPy's protocol (np.asarray(a)): a view of the elements, without a copy, for an "
+          "array in host memory; a copy for one on another device or with copy=True (copy=False "
+          "there raises ValueError).")
       .def(
           "__dlpack__",
           [](const Array& a, nb::handle stream, nb::handle max_version, nb::handle dl_device,
@@ -541,11 +623,21 @@ void bind_array(nb::module_& m) {
 
   // ---- creation ----
   m.def("empty", &create<&empty>, nb::arg("shape"), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        nb::sig("def empty(shape: int | tuple[int, ...], dtype: object = None, device: str | "
+                "Device | None = None) -> Array"),
+        "A new array of this shape whose elements are not set; f32 unless a dtype is given, on "
+        "the default device unless a device is given.");
   m.def("zeros", &create<&zeros>, nb::arg("shape"), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        nb::sig("def zeros(shape: int | tuple[int, ...], dtype: object = None, device: str | "
+                "Device | None = None) -> Array"),
+        "A new array of zeros (f32 unless a dtype is given).");
   m.def("ones", &create<&ones>, nb::arg("shape"), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        nb::sig("def ones(shape: int | tuple[int, ...], dtype: object = None, device: str | Device "
+                "| None = None) -> Array"),
+        "A new array of ones (f32 unless a dtype is given).");
   m.def(
       "full",
       [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device_h) {
@@ -555,7 +647,11 @@ void bind_array(nb::module_& m) {
         return a;
       },
       nb::arg("shape"), nb::arg("fill_value"), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none());
+      nb::arg("device") = nb::none(),
+      nb::sig("def full(shape: int | tuple[int, ...], fill_value: int | float | bool, dtype: "
+              "object = None, "
+              "device: str | Device | None = None) -> Array"),
+      "A new array with every element fill_value (f32 unless a dtype is given).");
   m.def(
       "_arange",
       [](int64_t n, nb::handle dtype, nb::handle device_h) {
@@ -572,7 +668,11 @@ void bind_array(nb::module_& m) {
         like_of(like, dtype, device_h, s, t, dev);
         return empty(s, t, dev ? &*dev : nullptr);
       },
-      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+      nb::sig("def empty_like(a: object, dtype: object = None, device: str | Device | None = None) "
+              "-> Array"),
+      "A new array of a's shape (a tack or NumPy array), and its dtype and device unless given; "
+      "elements not set.");
   m.def(
       "zeros_like",
       [](nb::handle like, nb::handle dtype, nb::handle device_h) {
@@ -582,37 +682,45 @@ void bind_array(nb::module_& m) {
         like_of(like, dtype, device_h, s, t, dev);
         return zeros(s, t, dev ? &*dev : nullptr);
       },
-      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+      nb::arg("a"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+      nb::sig("def zeros_like(a: object, dtype: object = None, device: str | Device | None = None) "
+              "-> Array"),
+      "A new array of zeros of a's shape, and its dtype and device unless given.");
   m.def("_from_host", &make_from_host, nb::arg("obj"), nb::arg("dtype") = nb::none(),
         nb::arg("device") = nb::none());
 
   // ---- copies ----
-  m.def("copyto", [](nb::handle dst, nb::handle src) {
-    if (nb::isinstance<Array>(dst)) {
-      Array& d = *nb::inst_ptr<Array>(dst);
-      if (nb::isinstance<Array>(src)) {
-        nb::gil_scoped_release release;
-        copyto(d, *nb::inst_ptr<Array>(src));
-      } else {
-        copy_host_into(d, src);
-      }
-      return;
-    }
-    if (!nb::isinstance<Array>(src))
-      throw TypeError("copyto: one of the two arguments must be a tack array");
-    const Array& s = *nb::inst_ptr<Array>(src);
-    // Device to host: straight into the destination when it is contiguous and of the same
-    // dtype, else through NumPy's copyto.
-    nb::ndarray<nb::c_contig, nb::device::cpu> nd;
-    if (nb::try_cast(dst, nd, false) && from_dlpack_dtype(nd.dtype()) == s.dtype() &&
-        Shape(nd.shape_ptr(), nd.shape_ptr() + nd.ndim()) == s.shape()) {
-      nb::gil_scoped_release release;
-      s.read(nd.data(), nd.nbytes());
-      return;
-    }
-    nb::module_::import_("numpy").attr("copyto")(dst, to_numpy(s),
-                                                 nb::arg("casting") = "same_kind");
-  });
+  m.def(
+      "copyto",
+      [](nb::handle dst, nb::handle src) {
+        if (nb::isinstance<Array>(dst)) {
+          Array& d = *nb::inst_ptr<Array>(dst);
+          if (nb::isinstance<Array>(src)) {
+            nb::gil_scoped_release release;
+            copyto(d, *nb::inst_ptr<Array>(src));
+          } else {
+            copy_host_into(d, src);
+          }
+          return;
+        }
+        if (!nb::isinstance<Array>(src))
+          throw TypeError("copyto: one of the two arguments must be a tack array");
+        const Array& s = *nb::inst_ptr<Array>(src);
+        // Device to host: straight into the destination when it is contiguous and of the same
+        // dtype, else through NumPy's copyto.
+        nb::ndarray<nb::c_contig, nb::device::cpu> nd;
+        if (nb::try_cast(dst, nd, false) && from_dlpack_dtype(nd.dtype()) == s.dtype() &&
+            Shape(nd.shape_ptr(), nd.shape_ptr() + nd.ndim()) == s.shape()) {
+          nb::gil_scoped_release release;
+          s.read(nd.data(), nd.nbytes());
+          return;
+        }
+        nb::module_::import_("numpy").attr("copyto")(dst, to_numpy(s),
+                                                     nb::arg("casting") = "same_kind");
+      },
+      nb::arg("dst"), nb::arg("src"), nb::sig("def copyto(dst: object, src: object) -> None"),
+      "Copies src into dst, of the same shape: tack arrays on any devices, or one of them a NumPy "
+      "array (or anything NumPy takes).");
 
   // ---- interop ----
   m.def(
@@ -632,7 +740,10 @@ void bind_array(nb::module_& m) {
         if (!copy.is_none() && nb::cast<bool>(copy)) return nb::cast(a->copy());
         return nb::cast(std::move(*a));
       },
-      nb::arg("obj"), nb::kw_only(), nb::arg("copy") = nb::none());
+      nb::arg("obj"), nb::kw_only(), nb::arg("copy") = nb::none(),
+      nb::sig("def from_dlpack(obj: object, *, copy: bool | None = None) -> Array"),
+      "A tack array of a DLPack producer's memory (a NumPy, PyTorch, CuPy, JAX array...), "
+      "without a copy unless copy=True; read-only memory gives a read-only array.");
   m.def(
       "array_from_ptr",
       [](uintptr_t ptr, nb::handle shape, nb::handle dtype, nb::handle device_h, bool writable) {
@@ -641,9 +752,17 @@ void bind_array(nb::module_& m) {
                               to_dtype(dtype, DType::F32), dev ? &*dev : nullptr, writable);
       },
       nb::arg("ptr"), nb::arg("shape"), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none(), nb::arg("writable") = false);
-  m.def("memory_space",
-        [](uintptr_t ptr) { return memory_space(reinterpret_cast<const void*>(ptr)); });
+      nb::arg("device") = nb::none(), nb::arg("writable") = false,
+      nb::sig("def array_from_ptr(ptr: int, shape: int | tuple[int, ...], dtype: object = None, "
+              "device: str | Device | None = None, writable: bool = False) -> Array"),
+      "An array over memory Tack does not own, at address ptr on device, without a copy; the "
+      "memory must outlive the array. Read-only unless writable=True.");
+  m.def(
+      "memory_space",
+      [](uintptr_t ptr) { return memory_space(reinterpret_cast<const void*>(ptr)); },
+      nb::arg("ptr"),
+      "The memory space of an address: 'cpu' for host memory, or a GPU backend's space "
+      "('cuda', 'cuda_pinned', 'cuda_managed'...).");
 }
 
 }  // namespace tack::python

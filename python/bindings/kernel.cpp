@@ -305,6 +305,20 @@ void bind_kernel(nb::module_& m) {
           return std::nullopt;
         });
 
+  nb::class_<VariantInfo>(m, "KernelVariant",
+                          "One specialization of a kernel: its argument types, its device and "
+                          "where its code came from.")
+      .def_ro("arg_types", &VariantInfo::arg_types,
+              "The argument types as `tack emit --args` writes them: 'f32,f32[],f32[]'.")
+      .def_ro("device", &VariantInfo::device, "The device, e.g. 'cpu:0'.")
+      .def_ro("origin", &VariantInfo::origin,
+              "'compiled', 'disk cache', 'shared with another kernel object', or 'not loaded "
+              "yet' (with ' (no-alias)' for the code that assumes no overlapping arrays).")
+      .def("__repr__", [](const VariantInfo& v) {
+        return "KernelVariant(arg_types='" + v.arg_types + "', device='" + v.device +
+               "', origin='" + v.origin + "')";
+      });
+
   nb::class_<KernelObject>(m, "Kernel", nb::type_slots(kernel_slots),
                            "A @tack.kernel: compiled at its first call for its argument types, "
                            "then cached in memory and on disk.")
@@ -325,16 +339,26 @@ void bind_kernel(nb::module_& m) {
            })
       .def(
           "_inspect",
-          [](KernelObject& k, nb::tuple args, const std::string& mode) {
+          [](KernelObject& k, nb::tuple args, const std::string& mode, const std::string& backend) {
             InspectMode im = inspect_mode(mode);
             const Kernel& kernel = ensure(k);
             size_t n = nb::len(args);
             ArgList list(n);
             convert_all(k, &PyTuple_GET_ITEM(args.ptr(), 0), n, list);
             nb::gil_scoped_release release;
-            return kernel.inspect(list.span(), im);
+            return kernel.inspect(list.span(), im, backend);
           },
-          nb::arg("args"), nb::arg("mode"))
+          nb::arg("args"), nb::arg("mode"), nb::arg("backend") = "")
+      .def_prop_ro(
+          "variants",
+          [](KernelObject& k) {
+            nb::list out;
+            if (!k.kernel) return out;  // never called: nothing specialized yet
+            for (const VariantInfo& v : k.kernel->variants()) out.append(nb::cast(v));
+            return out;
+          },
+          "The variants specialized so far (a list of tack.KernelVariant), one per argument "
+          "types and device.")
       .def("_build", [](KernelObject& k) { ensure(k); });
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ext.hpp"
+#include "tools/cli.hpp"
 
 namespace tack::python {
 namespace {
@@ -329,7 +330,8 @@ void bind_module(nb::module_& m) {
     m.attr(attr_name(kAllDTypes[i])) = nb::handle(g_dtype_objects[i]);
   }
   m.def(
-      "dtype", [](nb::handle h) { return dtype_object(to_dtype(h)); },
+      "dtype", [](nb::handle h) { return dtype_object(to_dtype(h)); }, nb::arg("like"),
+      nb::sig("def dtype(like: object) -> DType"),
       "The tack dtype for a tack dtype, a NumPy dtype or type, or a string.");
 
   // ---- backends and devices ----
@@ -387,41 +389,72 @@ void bind_module(nb::module_& m) {
         device_stack().pop_back();
       });
 
-  m.def("device", [](nb::handle h) {
-    if (nb::isinstance<Device>(h)) return *nb::inst_ptr<Device>(h);
-    return device(nb::cast<std::string>(h));
-  });
-  m.def("devices", &devices);
-  m.def("local_rank", &local_rank);
-  m.def("local_size", &local_size);
-  m.def("set_default_device", [](nb::handle h) {
-    auto d = to_device(h);
-    if (!d) throw TypeError("set_default_device needs a device or a name such as 'cpu'");
-    set_default_device(*d);
-  });
-  m.def("get_default_device", &get_default_device);
+  m.def(
+      "device",
+      [](nb::handle h) {
+        if (nb::isinstance<Device>(h)) return *nb::inst_ptr<Device>(h);
+        return device(nb::cast<std::string>(h));
+      },
+      nb::arg("name"), nb::sig("def device(name: str | Device) -> Device"),
+      "The device named 'cpu', 'opencl', 'cuda:1', 'cuda:local'...; also a context manager: "
+      "`with tack.device('cpu'):` makes it the default device inside. DeviceError when its "
+      "backend is unavailable, with the reason.");
+  m.def("devices", &devices, "Every device of every available backend.");
+  m.def("local_rank", &local_rank,
+        "This process's rank on its node under a launcher (mpirun, srun), else 0.");
+  m.def("local_size", &local_size,
+        "The number of processes on this node under a launcher (mpirun, srun), else 1.");
+  m.def(
+      "set_default_device",
+      [](nb::handle h) {
+        auto d = to_device(h);
+        if (!d) throw TypeError("set_default_device needs a device or a name such as 'cpu'");
+        set_default_device(*d);
+      },
+      nb::arg("device"), nb::sig("def set_default_device(device: str | Device) -> None"),
+      "Makes `device` (a Device or a name such as 'cpu') the one new arrays and kernel calls "
+      "without arrays use.");
+  m.def("get_default_device", &get_default_device,
+        "The device new arrays and calls use unless told otherwise.");
   m.def(
       "get_backend",
       [](nb::handle h) {
         auto d = to_device(h);
         return &(d ? d->backend() : get_backend());
       },
-      nb::arg("device") = nb::none(), nb::rv_policy::reference);
-  m.def("backend_status", [] {
-    nb::list out;
-    for (const BackendStatus& s : backend_status())
-      out.append(nb::make_tuple(s.name, s.available, s.reason));
-    return out;
-  });
+      nb::arg("device") = nb::none(), nb::rv_policy::reference,
+      nb::sig("def get_backend(device: str | Device | None = None) -> Backend"),
+      "The declared capabilities of `device`'s backend (default: the default device's).");
+  m.def(
+      "backend_status",
+      [] {
+        nb::list out;
+        for (const BackendStatus& s : backend_status())
+          out.append(nb::make_tuple(s.name, s.available, s.reason));
+        return out;
+      },
+      nb::sig("def backend_status() -> list[tuple[str, bool, str]]"),
+      "Every backend as (name, available, reason when it is not).");
 
   // ---- controls ----
-  m.def("version", [] { return std::string(version()); });
-  m.def("set_debug", &set_debug, nb::arg("on") = true);
-  m.def("debug", &debug);
-  m.def("sync", [] {
-    nb::gil_scoped_release release;
-    sync();
-  });
+  m.def(
+      "version", [] { return std::string(version()); }, "Tack's version.");
+  m.def("set_debug", &set_debug, nb::arg("on") = true,
+        "Debug mode: variants compiled from now on check every array index, and a violation "
+        "raises IndexError naming the kernel, array, index, shape and line (TACK_DEBUG=1).");
+  m.def("set_log_level", &set_log_level, nb::arg("level"),
+        "Level 1 or more: one line on stderr per compile, disk-cache hit, disk-cache miss (with "
+        "its reason) and launch, with timings; 0 turns the log off. TACK_LOG=1 sets it at "
+        "start-up.");
+  m.def("log_level", &log_level, "The level set_log_level or TACK_LOG set (0: off).");
+  m.def("debug", &debug, "Whether debug mode is on.");
+  m.def(
+      "sync",
+      [] {
+        nb::gil_scoped_release release;
+        sync();
+      },
+      "Waits for queued work on every device; raises the first error it produced.");
   // One list of the fields, so that the attributes, _asdict and repr cannot disagree.
   static constexpr std::pair<const char*, uint64_t CacheStats::*> kCacheStatsFields[] = {
       {"compiles", &CacheStats::compiles},
@@ -452,14 +485,29 @@ void bind_module(nb::module_& m) {
           out += (out.size() > 11 ? ", " : "") + std::string(name) + "=" + std::to_string(s.*field);
         return out + ")";
       });
-  m.def("cache_stats", &cache_stats);
-  m.def("cache_dir", &cache_dir);
-  m.def("cache_enabled", &cache_enabled);
-  m.def("cache_disabled_reason", &cache_disabled_reason);
-  m.def("clear_cache", [] {
-    nb::gil_scoped_release release;
-    return clear_cache();
-  });
+  m.def("cache_stats", &cache_stats, "This process's counters of compiles and cache use.");
+  m.def("cache_dir", &cache_dir,
+        "The disk cache's directory (TACK_CACHE_DIR, else the user's cache directory).");
+  m.def("cache_enabled", &cache_enabled,
+        "Whether the disk cache is used (cache_disabled_reason() says why not).");
+  m.def("cache_disabled_reason", &cache_disabled_reason,
+        "Why the disk cache is off, or an empty string.");
+  m.def(
+      "clear_cache",
+      [] {
+        nb::gil_scoped_release release;
+        return clear_cache();
+      },
+      "Removes every entry of the disk cache and forgets compiled variants; returns the number "
+      "of entries removed.");
+  // The `tack` tool itself (src/tools), for the console script and `python -m tack`.
+  m.def(
+      "_cli",
+      [](const std::vector<std::string>& args) {
+        nb::gil_scoped_release release;
+        return tools::run_cli(args);
+      },
+      nb::arg("args"));
 }
 
 }  // namespace tack::python

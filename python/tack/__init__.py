@@ -47,11 +47,15 @@ from ._tack import (  # noqa: E402,F401
     empty_like,
     from_dlpack,
     full,
+    get_backend,
     get_default_device,
+    KernelVariant,
+    log_level,
     memory_space,
     ones,
     set_debug,
     set_default_device,
+    set_log_level,
     sync,
     zeros,
     zeros_like,
@@ -60,8 +64,10 @@ from ._tack import bool_, i8, u8, i16, u16, i32, u32, i64, u64, f32, f64  # noqa
 from ._arrays import arange, asarray, full_like, ones_like  # noqa: E402,F401
 from ._kernel import Func, Kernel, constant, func, inspect, kernel  # noqa: E402,F401
 from ._builtins import *  # noqa: E402,F401,F403
-from ._builtins import __all__ as _builtin_names  # noqa: E402
-from ._builtins import abs, all, any, max, min, pow, round  # noqa: E402,F401
+from . import _builtins  # noqa: E402
+# Not in __all__ (a star import must not shadow Python's own); "as" re-exports them to type checkers.
+from ._builtins import abs as abs, all as all, any as any, max as max  # noqa: E402,F401
+from ._builtins import min as min, pow as pow, round as round  # noqa: E402,F401
 from . import math, mpi, random  # noqa: E402,F401
 from ._texture import Texture, texture2d, texture3d  # noqa: E402,F401
 from ._classes import data_oriented, template  # noqa: E402,F401
@@ -69,8 +75,10 @@ from . import arrays  # noqa: E402,F401
 
 __version__ = _tack.version()
 
+from typing import Optional as _Optional  # noqa: E402
 
-def local_device(kind=None):
+
+def local_device(kind: _Optional[str] = None) -> Device:
     """The device of backend `kind` (default: the default device's) for this process when a launcher
     (mpirun, mpiexec, srun) started several on the node: ``tack.device(kind + ":local")``, the
     node-local rank modulo the backend's device count (docs/mpi.md)."""
@@ -79,7 +87,7 @@ def local_device(kind=None):
     return device(f"{kind}:local")
 
 
-def is_debug():
+def is_debug() -> bool:
     """Whether variants compiled from now on check every array index (set_debug, TACK_DEBUG=1)."""
     return _tack.debug()
 
@@ -89,8 +97,11 @@ __all__ = [
     "Kernel", "arange", "array_from_ptr", "asarray", "backend_status", "cache_dir",
     "cache_disabled_reason", "cache_enabled", "cache_stats", "clear_cache", "constant", "copyto", "device", "devices",
     "dtype", "empty", "empty_like", "from_dlpack", "full", "full_like", "func",
-    "get_default_device", "is_debug", "kernel", "local_device", "memory_space", "ones", "ones_like",
+    "get_backend", "get_default_device", "inspect", "is_debug", "KernelVariant", "log_level",
+    "set_log_level", "kernel", "local_device", "memory_space", "ones", "ones_like",
     "set_debug", "set_default_device", "sync", "zeros", "zeros_like", "Texture", "texture2d",
     "texture3d", "data_oriented", "template", "arrays",
     "bool_", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64",
-] + list(_builtin_names)
+]
+# Written so that type checkers read the list: the builtins' names are _builtins.__all__.
+__all__ += _builtins.__all__

@@ -4,19 +4,27 @@ A decorated function is never run by Python. Its source text, its file and first
 resolver that answers what each free name is bound to (from the function's closure and globals) go
 to the C++ core, which parses, checks, specializes and compiles it at the first call.
 """
+from __future__ import annotations
+
 import inspect as _inspect
 import linecache as _linecache
 import math as _math
 import numbers
 import sys
 import types
+from typing import TYPE_CHECKING, Any, Callable, Optional, cast
 
 from . import _tack
 
 _Kind = _tack.ExternalName.Kind
 _INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 
-Kernel = _tack.Kernel
+if TYPE_CHECKING:
+    # The extension's Kernel is called through a type slot, which its stub cannot show.
+    class Kernel(_tack.Kernel):
+        def __call__(self, *args: Any) -> Any: ...
+else:
+    Kernel = _tack.Kernel
 
 
 class constant:
@@ -25,7 +33,7 @@ class constant:
 
     __slots__ = ("value", "dtype")
 
-    def __init__(self, value, dtype=None):
+    def __init__(self, value: object, dtype: object = None) -> None:
         if isinstance(value, tuple):
             # A vector constant: 2 to 4 numbers.
             if not 2 <= len(value) <= 4:
@@ -72,7 +80,7 @@ class constant:
 class Func:
     """A @tack.func: a device function, inlined where kernels call it. Not callable from the host."""
 
-    def __init__(self, fn):
+    def __init__(self, fn: Callable[..., Any]) -> None:
         self.__wrapped__ = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -107,16 +115,16 @@ def _remember_enclosing_scope(fn, frame):
         fn.__tack_scope__ = scope
 
 
-def kernel(fn):
+def kernel(fn: Callable[..., Any]) -> Kernel:
     """Marks a kernel: compiled at its first call for its argument types (and cached in memory
     and on disk), then called with arrays and numbers: kernel(x, y, out)."""
     if not isinstance(fn, types.FunctionType):
         raise TypeError(f"@tack.kernel decorates a function, not {type(fn).__name__}")
     _remember_enclosing_scope(fn, sys._getframe(1))
-    return _tack.Kernel(fn)
+    return cast(Kernel, _tack.Kernel(fn))
 
 
-def func(fn):
+def func(fn: Any) -> Any:
     """Marks a device function that kernels (and other device functions) call. In a
     @tack.data_oriented class, a method (inlined with self) or, with @staticmethod, a static one."""
     if isinstance(fn, staticmethod):  # @tack.func above @staticmethod
@@ -127,12 +135,20 @@ def func(fn):
     return Func(fn)
 
 
-def inspect(k, *args, mode="ir"):
-    """The typed IR (mode="ir"), the generated backend source ("source": LLVM IR on the CPU) or
-    the optimized code ("optimized") of kernel k for these arguments' types."""
+def inspect(k: _tack.Kernel, *args: object, mode: Optional[str] = None,
+            backend: Optional[str] = None) -> str:
+    """What kernel k becomes for these arguments' types: the typed IR (mode="ir"), the generated
+    source ("source": LLVM IR on the CPU, CUDA C, HIP, OpenCL C, MSL) or the optimized code
+    ("optimized", on the arguments' device only).
+
+    Without `backend`, for the device the call would run on, and mode defaults to "ir". With
+    `backend` ("cuda", "hip", "level_zero", "metal", "opencl"), for that backend with no device of
+    it needed, as `tack emit --backend` prints it, and mode defaults to "source"."""
     if not isinstance(k, _tack.Kernel):
         raise TypeError(f"tack.inspect takes a @tack.kernel, not {type(k).__name__}")
-    return k._inspect(args, mode)
+    if mode is None:
+        mode = "ir" if backend is None else "source"
+    return k._inspect(args, mode, backend or "")
 
 
 # ---- from a Python function to what the core needs ----

@@ -149,6 +149,8 @@ std::optional<CacheEntryInfo> describe_entry(const std::filesystem::path& path) 
   CacheEntryInfo info;
   info.file = path.filename().string();
   info.key_summary = printable_summary(*key);
+  if (size_t at = key->find("\nkernel "); at != std::string::npos)
+    info.signature = printable_summary(std::string_view(*key).substr(at + 1));
   info.bytes = size;
   info.backend = info.file.substr(0, info.file.rfind('-'));
   info.mtime = static_cast<int64_t>(st.st_mtime);

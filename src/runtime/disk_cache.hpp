@@ -30,9 +30,12 @@ struct DiskCacheStats {
 struct CacheEntryInfo {
   std::string file;         // the file name, without the directory
   std::string key_summary;  // the first line of the key text, unprintable bytes as '?'
-  uint64_t bytes = 0;       // the file's size
-  std::string backend;      // from the file name
-  int64_t mtime = 0;        // last use (a load or a store), as a time_t
+  // The kernel's signature line of the key ("kernel NAME(x: f32[], ...)"), printable as above;
+  // empty for an entry that is not a kernel's.
+  std::string signature;
+  uint64_t bytes = 0;   // the file's size
+  std::string backend;  // from the file name
+  int64_t mtime = 0;    // last use (a load or a store), as a time_t
 };
 
 // What clear() did.

@@ -9,8 +9,11 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
+#include "codegen/c_family/c_generator.hpp"
 #include "codegen/debug_record.hpp"
 #include "ir/passes.hpp"
 #include "ir/printer.hpp"
@@ -20,6 +23,7 @@
 #include "runtime/compile_once.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/launch_bounds.hpp"
+#include "runtime/log.hpp"
 #include "runtime/module_state.hpp"
 #include "runtime/queue.hpp"
 #include "runtime/source_id.hpp"
@@ -44,6 +48,7 @@ struct Variant {
   std::vector<sema::ArgType> types;
   std::mutex compile_mutex;
   std::shared_ptr<LoadedCode> code[2];     // shared by variants of one key; set under compile_mutex
+  std::string origin[2];                   // where code[i] came from (shared_code); compile_mutex
   std::atomic<LoadedCode*> ready[2] = {};  // published for calls that take no lock
   CompileOptions options[2];
 };
@@ -171,8 +176,8 @@ LoadedCode& code_for(Variant& v, int no_alias) {
   }
   std::lock_guard lock(v.compile_mutex);
   if (!v.code[no_alias])
-    v.code[no_alias] =
-        shared_code(*v.backend, v.device, v.ir, v.options[no_alias], cache_key(v, no_alias));
+    v.code[no_alias] = shared_code(*v.backend, v.device, v.ir, v.options[no_alias],
+                                   cache_key(v, no_alias), &v.origin[no_alias]);
   v.ready[no_alias].store(v.code[no_alias].get(), std::memory_order_release);
   return *v.code[no_alias];
 }
@@ -406,6 +411,7 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   detail::LoadedCode& code = detail::code_for(v, no_alias);
   alignas(8) unsigned char result[8] = {};
   if (k.result) launch.result = result;
+  const int64_t launch_start = log_level() >= 1 ? detail::now_ns() : 0;
   if (v.backend->info().asynchronous) {
     detail::launch_queued(v, code, launch, leaves);
   } else {
@@ -413,6 +419,14 @@ Scalar Kernel::call(std::span<const Arg> args) const {
     if (k.debug) launch.debug_record = &record;
     v.backend->launch(code, k, launch, v.device);
     if (k.debug && record.hit) detail::DebugReport(v, launch).raise(record);
+  }
+  if (log_level() >= 1) {
+    std::string count;
+    for (int64_t n : launch.count) count += fmt::format("{}{}", count.empty() ? "" : "x", n);
+    detail::log("launch: kernel '{}' on {}:{}, {} iterations, {} in {:.3f} ms", k.name,
+                v.backend->info().name, v.device, count.empty() ? "1" : count,
+                v.backend->info().asynchronous ? "queued" : "ran",
+                detail::elapsed_ms(launch_start));
   }
 
   Scalar out;
@@ -442,12 +456,60 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   return out;
 }
 
+std::vector<VariantInfo> Kernel::variants() const {
+  std::vector<VariantInfo> out;
+  std::lock_guard lock(state_->mutex);
+  for (const auto& [id, v] : state_->variants) {
+    VariantInfo info;
+    info.arg_types = sema::to_string(v->types);
+    info.device = fmt::format("{}:{}", v->backend->info().name, v->device);
+    {
+      std::lock_guard compile_lock(v->compile_mutex);
+      for (int no_alias = 0; no_alias < 2; ++no_alias)
+        if (v->code[no_alias])
+          info.origin += (info.origin.empty() ? "" : ", ") + v->origin[no_alias] +
+                         (no_alias ? " (no-alias)" : "");
+    }
+    if (info.origin.empty()) info.origin = "not loaded yet";
+    out.push_back(std::move(info));
+  }
+  std::sort(out.begin(), out.end(), [](const VariantInfo& a, const VariantInfo& b) {
+    return std::tie(a.device, a.arg_types) < std::tie(b.device, b.arg_types);
+  });
+  return out;
+}
+
 std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode) const {
   detail::CallTypes c;
   detail::classify(args, c);
   detail::Variant& v = variant_for(*state_, c);
   if (mode == InspectMode::IR) return ir::print(v.ir);
   return v.backend->emit(v.ir, v.options[0], mode == InspectMode::Optimized);
+}
+
+std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode,
+                            const std::string& backend) const {
+  detail::CallTypes c;
+  detail::classify(args, c);
+  if (backend.empty() || backend == c.device.type()) return inspect(args, mode);
+  static const std::set<std::string> kSourceBackends = {"cuda", "hip", "level_zero", "metal",
+                                                        "opencl"};
+  if (!kSourceBackends.count(backend))
+    throw ValueError(fmt::format(
+        "kernel '{}': inspect for backend '{}' needs arguments on a {} device (these are on {}); "
+        "without a device, inspect shows the source of cuda, hip, level_zero, metal or opencl",
+        state_->name, backend, backend, c.device.name()));
+  if (mode == InspectMode::Optimized)
+    throw ValueError(
+        fmt::format("kernel '{}': the optimized code of backend '{}' needs its device and driver; "
+                    "mode='source' shows the generated source without one",
+                    state_->name, backend));
+  // As the backend would specialize it, without its device: sema, debug checks, the generator.
+  ir::Kernel k = sema::specialize(*state_->module, state_->name, c.types,
+                                  {"the " + backend + " backend", true});
+  if (debug()) ir::insert_bounds_checks(k);
+  if (mode == InspectMode::IR) return ir::print(k);
+  return codegen::generate_source(k, backend, state_->name);
 }
 
 namespace detail {

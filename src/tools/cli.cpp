@@ -1,11 +1,16 @@
 // The `tack` command-line tool: devices, generated code, the kernel cache, running a kernel.
+#include "tools/cli.hpp"
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "codegen/c_family/c_generator.hpp"
 #include "ir/passes.hpp"
@@ -16,7 +21,22 @@
 #include "sema/specialize.hpp"
 #include "tack/tack.hpp"
 
+namespace tack::tools {
 namespace {
+
+// A number the user wrote: all of `text` must be one, else a ValueError that names the item.
+template <typename T>
+T parse_number(const std::string& text, const std::string& item, const char* example) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range)
+    throw tack::ValueError(fmt::format("'{}' in '{}' is out of range", text, item));
+  if (ec != std::errc() || ptr != end)
+    throw tack::ValueError(
+        fmt::format("'{}' in '{}' is not a number: write {}", text, item, example));
+  return value;
+}
 
 // "file.py:kernel" or "file.py" (then the file must hold exactly one kernel).
 std::pair<tack::Module, tack::Kernel> load_kernel(const std::string& spec) {
@@ -80,20 +100,28 @@ DriverArgs make_args(const std::string& text, bool allocate) {
         if (d.empty())
           throw tack::TypeError(
               fmt::format("'{}' needs a size per dimension, e.g. f32[1024]", item));
-        shape.push_back(std::stoll(d));
+        int64_t extent = parse_number<int64_t>(d, item, "a size such as f32[1024]");
+        if (extent < 0)
+          throw tack::ValueError(
+              fmt::format("'{}' has a negative size: write a size such as f32[1024]", item));
+        shape.push_back(extent);
         if (next == std::string::npos) break;
         pos = next + 1;
       }
       // An array whose last extent is 2, 3 or 4 is also an array of vectors (f32[,3] in emit).
       std::string last =
           dims.substr(dims.rfind(',') == std::string::npos ? 0 : dims.rfind(',') + 1);
-      int64_t last_extent = allocate ? shape.back() : last.empty() ? 0 : std::stoll(last);
+      int64_t last_extent = allocate       ? shape.back()
+                            : last.empty() ? 0
+                                           : parse_number<int64_t>(last, item, "f32[,3] or f32[]");
       int lanes =
           rank >= 2 ? tack::sema::ArgType::lanes_of(std::vector<int64_t>{1, last_extent}) : 0;
       out.types.push_back(tack::sema::ArgType::array(*dt, rank, lanes));
       if (allocate) {
         int64_t n = 1;
-        for (int64_t d : shape) n *= d;
+        for (int64_t d : shape)
+          if (__builtin_mul_overflow(n, d, &n))
+            throw tack::ValueError(fmt::format("'{}' has more elements than fit in 64 bits", item));
         tack::Array a = tack::arange(n, *dt);
         out.arrays.push_back(a.reshape(shape));
       } else {
@@ -102,7 +130,9 @@ DriverArgs make_args(const std::string& text, bool allocate) {
       out.scalars.push_back(0);
     } else {
       out.types.push_back(tack::sema::ArgType::scalar(*dt));
-      out.scalars.push_back(eq == std::string::npos ? 1.0 : std::stod(item.substr(eq + 1)));
+      out.scalars.push_back(eq == std::string::npos
+                                ? 1.0
+                                : parse_number<double>(item.substr(eq + 1), item, "f32=2.5"));
       out.arrays.emplace_back();
     }
   }
@@ -211,7 +241,9 @@ int cmd_emit(const std::string& spec, const std::string& backend, const std::str
   return 0;
 }
 
-int cmd_run(const std::string& spec, const std::string& args, int repeat) {
+int cmd_run(const std::string& spec, const std::string& args, int repeat,
+            const std::string& device) {
+  if (!device.empty()) tack::set_default_device(device);
   auto [module, kernel] = load_kernel(spec);
   DriverArgs d = make_args(args, true);
   auto call = as_call_args(d);
@@ -222,8 +254,8 @@ int cmd_run(const std::string& spec, const std::string& args, int repeat) {
   tack::sync();
   auto t2 = std::chrono::steady_clock::now();
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  fmt::print("{}: first call {:.3f} ms (compile or cache load included)", kernel.name(),
-             ms(t0, t1));
+  fmt::print("{} on {}: first call {:.3f} ms (compile or cache load included)", kernel.name(),
+             tack::get_default_device().name(), ms(t0, t1));
   if (repeat > 1)
     fmt::print(", then {:.3f} ms per call over {} calls", ms(t1, t2) / (repeat - 1), repeat - 1);
   fmt::print("\n");
@@ -240,14 +272,55 @@ int cmd_run(const std::string& spec, const std::string& args, int repeat) {
   return 0;
 }
 
+// "kernel saxpy(a: f32, x: f32[1d], y: f32[1d] out) -> f32" -> {"saxpy", "f32, f32[1d], f32[1d]"};
+// an entry that is not a kernel's (the CPU backend's description of the host) has no signature.
+std::pair<std::string, std::string> split_signature(const std::string& signature) {
+  const std::string prefix = "kernel ";
+  size_t open = signature.find('('), close = signature.rfind(')');
+  if (signature.rfind(prefix, 0) != 0 || open == std::string::npos || close == std::string::npos ||
+      close < open)
+    return {"-", "-"};
+  std::string name = signature.substr(prefix.size(), open - prefix.size());
+  std::string types;
+  std::string params = signature.substr(open + 1, close - open - 1);
+  size_t pos = 0;
+  while (pos < params.size()) {
+    size_t comma = params.find(", ", pos);
+    std::string param =
+        params.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t colon = param.find(": ");
+    std::string type = colon == std::string::npos ? param : param.substr(colon + 2);
+    type = type.substr(0, type.find(' '));  // drops " out", " partials"
+    types += (types.empty() ? "" : ", ") + type;
+    if (comma == std::string::npos) break;
+    pos = comma + 2;
+  }
+  return {name, types.empty() ? "()" : types};
+}
+
+std::string age_text(int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m", seconds / 60);
+  if (seconds < 86400) return fmt::format("{}h", seconds / 3600);
+  return fmt::format("{}d", seconds / 86400);
+}
+
 int cmd_cache(const std::string& action) {
   tack::DiskCache& cache = tack::DiskCache::global();
   if (action == "ls") {
-    for (const auto& e : cache.list()) {
-      char when[32];
-      std::time_t t = e.mtime;
-      std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", std::localtime(&t));
-      fmt::print("{:<48} {:>9} {}  {}\n", e.file, e.bytes, when, e.key_summary);
+    const auto entries = cache.list();
+    if (entries.empty()) {
+      fmt::print("the cache in {} is empty\n", cache.dir().string());
+      return 0;
+    }
+    fmt::print("{:<20} {:<40} {:<10} {:>9} {:>6}  {}\n", "kernel", "argument types", "backend",
+               "bytes", "age", "file");
+    const auto now = std::time(nullptr);
+    for (const auto& e : entries) {
+      auto [name, types] = split_signature(e.signature);
+      fmt::print("{:<20} {:<40} {:<10} {:>9} {:>6}  {}\n", name, types, e.backend, e.bytes,
+                 age_text(static_cast<int64_t>(now) - e.mtime), e.file);
     }
     return 0;
   }
@@ -279,14 +352,43 @@ int cmd_cache(const std::string& action) {
   return 0;
 }
 
-}  // namespace
+constexpr const char* kSubcommands[] = {"info", "emit", "run", "cache"};
+constexpr const char* kCacheActions[] = {"ls", "stats", "clear"};
 
-int main(int argc, char** argv) {
-  CLI::App app{"Tack: one kernel, written once, compiled for the device it runs on"};
+// CLI11 reports a word it does not know as an unexpected argument; name it as a subcommand.
+std::optional<std::string> unknown_subcommand(const std::vector<std::string>& argv) {
+  auto known = [](const std::string& word, const auto& names) {
+    return std::find(std::begin(names), std::end(names), word) != std::end(names);
+  };
+  auto list = [](const auto& names) {
+    std::string out;
+    for (const char* n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+  };
+  if (argv.empty() || argv[0].starts_with("-")) return std::nullopt;
+  if (!known(argv[0], kSubcommands))
+    return fmt::format("unknown subcommand '{}': the subcommands are {} (tack --help)", argv[0],
+                       list(kSubcommands));
+  if (argv[0] == "cache" && argv.size() > 1 && !argv[1].starts_with("-") &&
+      !known(argv[1], kCacheActions))
+    return fmt::format(
+        "unknown subcommand 'cache {}': the cache subcommands are {} (tack cache "
+        "--help)",
+        argv[1], list(kCacheActions));
+  return std::nullopt;
+}
+
+int run_cli_unflushed(const std::vector<std::string>& argv) {
+  if (auto message = unknown_subcommand(argv)) {
+    std::cerr << "tack: " << *message << "\n";
+    return 2;
+  }
+  CLI::App app{"Tack: one kernel, written once, compiled for the device it runs on", "tack"};
+  app.set_version_flag("--version", fmt::format("tack {}", tack::version()));
   app.require_subcommand(1);
-  app.add_subcommand("info", "devices and their declared capabilities");
+  app.add_subcommand("info", "list the backends, their devices and capabilities, and the cache");
 
-  auto* emit = app.add_subcommand("emit", "print the generated code of a kernel");
+  auto* emit = app.add_subcommand("emit", "print a kernel's IR or generated code for a backend");
   std::string spec, backend = "cpu", args, stage = "source";
   emit->add_option("kernel", spec, "FILE.py[:KERNEL]")->required();
   emit->add_option(
@@ -298,28 +400,47 @@ int main(int argc, char** argv) {
 
   auto* run =
       app.add_subcommand("run", "run a kernel on generated data (arrays hold 0, 1, 2, ...)");
-  std::string run_spec, run_args;
+  std::string run_spec, run_args, run_device;
   int repeat = 1;
   run->add_option("kernel", run_spec, "FILE.py[:KERNEL]")->required();
   run->add_option("--args", run_args, "arguments, e.g. 'f32=2.5,f32[1024],f32[1024],f32[1024]'")
       ->required();
   run->add_option("--repeat", repeat, "calls to time")->check(CLI::PositiveNumber);
+  run->add_option("--device", run_device, "the device to run on, e.g. cpu, opencl, cuda:1");
 
-  auto* cache = app.add_subcommand("cache", "the kernel cache on disk");
+  auto* cache = app.add_subcommand("cache", "list, count or clear the kernel cache on disk");
   cache->require_subcommand(1);
-  for (const char* a : {"ls", "stats", "clear"}) cache->add_subcommand(a);
+  cache->add_subcommand("ls", "one line per entry: kernel, argument types, backend, size, age");
+  cache->add_subcommand("stats", "the cache's directory, state, entries, size and limits");
+  cache->add_subcommand("clear", "remove every entry");
 
-  CLI11_PARSE(app, argc, argv);
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> reversed(argv.rbegin(), argv.rend());
   try {
-    if (app.got_subcommand("info")) return cmd_info();
-    if (app.got_subcommand(emit)) return cmd_emit(spec, backend, args, stage);
-    if (app.got_subcommand(run)) return cmd_run(run_spec, run_args, repeat);
-    return cmd_cache(cache->get_subcommands()[0]->get_name());
-  } catch (const tack::Error& e) {
-    std::cerr << "tack: " << e.what() << "\n";
-    return 1;
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (app.got_subcommand("info")) return cmd_info();
+  if (app.got_subcommand(emit)) return cmd_emit(spec, backend, args, stage);
+  if (app.got_subcommand(run)) return cmd_run(run_spec, run_args, repeat, run_device);
+  return cmd_cache(cache->get_subcommands()[0]->get_name());
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& argv) {
+  int status = 1;
+  try {
+    status = run_cli_unflushed(argv);
   } catch (const std::exception& e) {
     std::cerr << "tack: " << e.what() << "\n";
-    return 1;
   }
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return status;
 }
+
+}  // namespace tack::tools
