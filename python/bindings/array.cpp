@@ -261,12 +261,6 @@ nb::object read_element(const Array& one) {
   return element_to_python(one.dtype(), raw);
 }
 
-nb::object reduction_result(const Array& a, double v) {
-  if (is_float(a.dtype())) return nb::float_(v);
-  // The exact integer of the double: u64 results above 2^63 (docs/backends.md) stay positive.
-  return nb::steal(PyLong_FromDouble(v));
-}
-
 void copy_host_into(Array& dst, nb::handle src);
 
 std::string py_str(nb::handle h) {
@@ -474,10 +468,11 @@ void bind_array(nb::module_& m) {
            })
       .def("copy", &Array::copy)
       .def("astype", [](const Array& a, nb::handle t) { return a.astype(to_dtype(t)); })
-      .def("sum", [](const Array& a) { return reduction_result(a, a.sum()); })
-      .def("min", [](const Array& a) { return reduction_result(a, a.min()); })
-      .def("max", [](const Array& a) { return reduction_result(a, a.max()); })
-      .def("mean", [](const Array& a) { return a.mean(); })
+      // tack.algorithms' reductions, with exact integer results.
+      .def("sum", [](const Array& a) { return host_number(algorithms::sum(a)); })
+      .def("min", [](const Array& a) { return host_number(algorithms::min(a)); })
+      .def("max", [](const Array& a) { return host_number(algorithms::max(a)); })
+      .def("mean", [](const Array& a) { return algorithms::mean(a); })
       .def("item",
            [](const Array& a) {
              if (a.size() != 1)
