@@ -51,4 +51,35 @@ struct Histogram {
 Histogram histogram(const Array& data, int64_t bins = 10,
                     std::optional<std::pair<double, double>> range = std::nullopt);
 
+// Sorting. Keys: any integer dtype, f32 or f64, in NumPy's order for floats (-0.0 and +0.0 equal,
+// NaNs last). argsort is a stable LSD radix sort: the i64 permutation that sorts `keys`.
+Array argsort(const Array& keys);
+Array sort(const Array& keys);
+std::pair<Array, Array> sort_by_key(const Array& keys, const Array& values);
+// out[i] = values[perm[i]] (perm: any integer dtype); IndexError for an index outside values.
+Array gather(const Array& values, const Array& perm);
+// The distinct keys, sorted, and how many times each occurs (i64), as
+// numpy.unique(keys, return_counts=True) (all NaNs one key).
+std::pair<Array, Array> unique(const Array& keys);
+
+enum class Op { Sum, Min, Max };
+// Over each run of equal adjacent keys (equal as unique() compares them): the run's key and its
+// values reduced with `op` in element order, in the accumulator dtype of sum().
+std::pair<Array, Array> reduce_by_key(const Array& keys, const Array& values, Op op = Op::Sum);
+
+// Segments, CSR-style: offsets (any integer dtype) holds n + 1 non-decreasing indices into values,
+// and segment k is values[offsets[k] : offsets[k + 1]]. ValueError for offsets that are not.
+// segmented_reduce: n values in sum()'s accumulator dtype, each segment reduced in element order
+// (an empty segment gives the identity: -0.0 or 0 for sums, +inf or the largest value for min...).
+Array segmented_reduce(const Array& values, const Array& offsets, Op op = Op::Sum);
+// The inclusive scan of each segment, in values' dtype; elements outside every segment are
+// values' own.
+Array segmented_scan(const Array& values, const Array& offsets);
+
+// Arrays: the elements of 1-D arrays of one dtype one after the other; src into dst (as many
+// elements); `value` into dst[begin, end) of a 1-D array (end -1: to the end).
+Array concat(const std::vector<Array>& arrays);
+void copy(const Array& src, Array& dst);
+void fill(Array& dst, double value, int64_t begin = 0, int64_t end = -1);
+
 }  // namespace tack::algorithms

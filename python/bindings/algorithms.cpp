@@ -1,6 +1,8 @@
 // tack._tack.algorithms: the C++ tack::algorithms, for the thin wrappers of tack.algorithms.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cmath>
 
@@ -16,6 +18,8 @@ nb::object host_number(const Scalar& s) {
     return nb::steal(PyLong_FromUnsignedLongLong(static_cast<uint64_t>(s.int_value)));
   return nb::int_(s.int_value);
 }
+
+void bind_algorithm_sorts(nb::module_& m);
 
 void bind_algorithms(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("algorithms", "tack::algorithms (see tack.algorithms)");
@@ -40,6 +44,43 @@ void bind_algorithms(nb::module_& parent) {
           al::Histogram h = al::histogram(data, bins, range);
           return nb::make_tuple(h.counts, h.edges);
         });
+  bind_algorithm_sorts(m);
+}
+
+namespace {
+
+algorithms::Op to_op(const std::string& op) {
+  if (op == "sum") return algorithms::Op::Sum;
+  if (op == "min") return algorithms::Op::Min;
+  if (op == "max") return algorithms::Op::Max;
+  throw ValueError("tack.algorithms: op='" + op + "' is not one of 'sum', 'min' and 'max'");
+}
+
+nb::tuple pair(std::pair<Array, Array> p) {
+  return nb::make_tuple(std::move(p.first), std::move(p.second));
+}
+
+}  // namespace
+
+void bind_algorithm_sorts(nb::module_& m) {
+  namespace al = tack::algorithms;
+  m.def("argsort", &al::argsort);
+  m.def("sort", &al::sort);
+  m.def("sort_by_key", [](const Array& k, const Array& v) { return pair(al::sort_by_key(k, v)); });
+  m.def("gather", &al::gather);
+  m.def("unique", [](const Array& k) { return pair(al::unique(k)); });
+  m.def("reduce_by_key", [](const Array& k, const Array& v, const std::string& op) {
+    return pair(al::reduce_by_key(k, v, to_op(op)));
+  });
+  m.def("segmented_reduce", [](const Array& v, const Array& o, const std::string& op) {
+    return al::segmented_reduce(v, o, to_op(op));
+  });
+  m.def("segmented_scan", &al::segmented_scan);
+  m.def("concat", &al::concat);
+  m.def("copy", [](const Array& src, Array& dst) { al::copy(src, dst); });
+  m.def("fill", [](Array& dst, double value, int64_t begin, int64_t end) {
+    al::fill(dst, value, begin, end);
+  });
 }
 
 }  // namespace tack::python

@@ -3,8 +3,10 @@
 // errors, and the same bits on the CPU and OpenCL.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -295,6 +297,90 @@ TEST(Algorithms, HistogramCountsEveryValueOnce) {
     EXPECT_EQ(one.counts.to_vector<int64_t>(), (std::vector<int64_t>{3}));
     EXPECT_THROW(al::histogram(upload(g, d), 0), ValueError);
     EXPECT_THROW(al::histogram(upload(g, d), 3, std::pair<double, double>(2, 1)), ValueError);
+  }
+}
+
+template <typename T>
+void check_argsort(const Device& d, std::vector<T> x) {
+  SCOPED_TRACE(fmt::format("{} {} n={}", d.name(), dtype_name(dtype_of<T>()), x.size()));
+  std::vector<int64_t> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = static_cast<int64_t>(i);
+  // NumPy's order: NaNs last, -0.0 == +0.0, stable.
+  std::stable_sort(want.begin(), want.end(), [&](int64_t a, int64_t b) {
+    T u = x[static_cast<size_t>(a)], v = x[static_cast<size_t>(b)];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(u)) return false;
+      if (std::isnan(v)) return true;
+    }
+    return u < v;
+  });
+  Array keys = upload(x, d);
+  EXPECT_EQ(al::argsort(keys).to_vector<int64_t>(), want);
+  std::vector<T> sorted = al::sort(keys).template to_vector<T>();
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(std::memcmp(&sorted[i], &x[static_cast<size_t>(want[i])], sizeof(T)), 0) << i;
+}
+
+TEST(Algorithms, ArgsortIsStableInNumpysOrder) {
+  for (const Device& d : available_devices()) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{4097}, size_t{20000}}) {
+      auto small = random_values<int32_t>(n, 3);
+      for (auto& v : small) v %= 50;  // many equal keys: stability shows
+      check_argsort(d, small);
+      check_argsort(d, random_values<uint32_t>(n, 4));
+      check_argsort(d, random_values<int64_t>(n, 5));
+      check_argsort(d, random_values<uint64_t>(n, 6));
+      auto f = random_values<float>(n, 7);
+      for (size_t i = 0; i < n; i += 7) f[i] = std::round(f[i] / 10);  // equal keys, zeros
+      for (size_t i = 3; i < n; i += 101) f[i] = i % 2 ? NAN : -NAN;
+      for (size_t i = 5; i < n; i += 103) f[i] = i % 2 ? -0.0f : INFINITY;
+      check_argsort(d, f);
+      auto g = random_values<double>(n, 8);
+      for (size_t i = 3; i < n; i += 97) g[i] = i % 2 ? -INFINITY : NAN;
+      check_argsort(d, g);
+      check_argsort(d, random_values<int8_t>(n, 9));
+    }
+  }
+}
+
+TEST(Algorithms, UniqueReduceByKeyAndSegments) {
+  for (const Device& d : available_devices()) {
+    SCOPED_TRACE(d.name());
+    std::vector<int32_t> k = {5, 3, 5, 5, -1, 3, 7};
+    auto [keys, counts] = al::unique(upload(k, d));
+    EXPECT_EQ(keys.to_vector<int32_t>(), (std::vector<int32_t>{-1, 3, 5, 7}));
+    EXPECT_EQ(counts.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 1}));
+    std::vector<float> v = {1, 2, 3, 4, 5, 6, 7};
+    auto [rk, rv] = al::reduce_by_key(upload(k, d), upload(v, d), al::Op::Sum);
+    EXPECT_EQ(rk.to_vector<int32_t>(), (std::vector<int32_t>{5, 3, 5, -1, 3, 7}));
+    EXPECT_EQ(rv.to_vector<float>(), (std::vector<float>{1, 2, 7, 5, 6, 7}));
+    auto [mk, mv] = al::reduce_by_key(upload(k, d), upload(v, d), al::Op::Max);
+    EXPECT_EQ(mv.to_vector<float>(), (std::vector<float>{1, 2, 4, 5, 6, 7}));
+    std::vector<int64_t> offsets = {0, 2, 2, 7};
+    Array seg = al::segmented_reduce(upload(v, d), upload(offsets, d), al::Op::Min);
+    EXPECT_EQ(seg.to_vector<float>(), (std::vector<float>{1, INFINITY, 3}));
+    Array sc = al::segmented_scan(upload(v, d), upload(offsets, d));
+    EXPECT_EQ(sc.to_vector<float>(), (std::vector<float>{1, 3, 3, 7, 12, 18, 25}));
+    std::vector<int32_t> iv = {1, 2, 3};
+    std::vector<int64_t> two = {0, 1, 3};
+    EXPECT_EQ(al::segmented_reduce(upload(iv, d), upload(two, d)).to_vector<int64_t>(),
+              (std::vector<int64_t>{1, 5}));
+    std::vector<int64_t> bad = {0, 5, 3};
+    EXPECT_THROW(al::segmented_reduce(upload(v, d), upload(bad, d)), ValueError);
+    std::vector<int64_t> outside = {0, 8};
+    EXPECT_THROW(al::segmented_scan(upload(v, d), upload(outside, d)), ValueError);
+    std::vector<int64_t> perm = {6, 0, 7};
+    EXPECT_THROW(al::gather(upload(v, d), upload(perm, d)), IndexError);
+    Array c = al::concat({upload(v, d), upload(std::vector<float>{}, d), upload(v, d)});
+    EXPECT_EQ(c.size(), 14);
+    EXPECT_EQ(c.to_vector<float>()[7], 1.0f);
+    Array f = zeros({10}, f32, &d);
+    al::fill(f, 2.5, 3, 5);
+    EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{0, 0, 0, 2.5f, 2.5f, 0, 0, 0, 0, 0}));
+    EXPECT_THROW(al::fill(f, 1, 4, 11), ValueError);
+    Array g = empty({7}, f32, &d);
+    al::copy(upload(v, d), g);
+    EXPECT_EQ(g.to_vector<float>(), v);
   }
 }
 

@@ -226,6 +226,106 @@ def test_supports_device_reductions():
     assert get_backend().supports_device_reductions is True
 
 
+# ---- sorting, unique, reduce_by_key, segments, arrays ----
+
+SORT_DTYPES = [np.int8, np.uint8, np.int16, np.int32, np.uint32, np.int64, np.uint64, np.float32,
+               np.float64]
+
+
+def sort_data(rng, dtype, n):
+    x = data(rng, dtype, n)
+    if np.dtype(dtype).kind == "f":
+        x[::7] = np.round(x[::7] / 50)  # repeated keys and zeros of both signs
+        x[3::11] = -0.0
+        x[5::13] = np.nan
+        x[6::17] = -np.inf
+        x[8::19] = np.inf
+    elif n:
+        x[::5] = x[0]  # repeated keys
+    return x
+
+
+@pytest.mark.parametrize("dtype", SORT_DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 7, 4097, 30001])
+def test_argsort_and_sort_match_numpy(rng, dtype, n):
+    x = sort_data(rng, dtype, n)
+    perm = al.argsort(x)
+    assert perm.dtype == tack.i64
+    np.testing.assert_array_equal(perm.numpy(), np.argsort(x, kind="stable"))
+    np.testing.assert_array_equal(al.sort(x).numpy(), np.sort(x, kind="stable"))
+    values = np.arange(n, dtype=np.float32)
+    keys, vals = al.sort_by_key(x, values)
+    np.testing.assert_array_equal(vals.numpy(), values[np.argsort(x, kind="stable")])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int64, np.float32, np.float64])
+def test_unique_matches_numpy(rng, dtype):
+    x = sort_data(rng, dtype, 20000)
+    if np.dtype(dtype).kind != "f":
+        x = x % 97 if np.dtype(dtype).kind == "u" else (x % 97) - 40
+    keys, counts = al.unique(x)
+    want_keys, want_counts = np.unique(x, return_counts=True)
+    np.testing.assert_array_equal(keys.numpy(), want_keys)
+    np.testing.assert_array_equal(counts.numpy(), want_counts)
+    k, c = al.unique(np.zeros(0, dtype))
+    assert k.size == 0 and c.size == 0
+
+
+@pytest.mark.parametrize("op", ["sum", "min", "max"])
+def test_reduce_by_key_and_segmented_reduce(rng, op):
+    keys = np.repeat(rng.integers(0, 5, 300), rng.integers(1, 40, 300))
+    values = rng.standard_normal(len(keys)).astype(np.float32)
+    k, r = al.reduce_by_key(keys, values, op)
+    heads = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+    np.testing.assert_array_equal(k.numpy(), keys[heads])
+    ufunc = {"sum": np.add, "min": np.minimum, "max": np.maximum}[op]
+    # Each run in element order (accumulate is sequential): the same bits.
+    want = [ufunc.accumulate(seg)[-1] for seg in np.split(values, heads[1:])]
+    np.testing.assert_array_equal(r.numpy(), np.array(want, np.float32))
+    offsets = np.array([0, 3, 3, 100, len(values)], np.int64)
+    got = al.segmented_reduce(values, offsets, op).numpy()
+    for s in range(4):
+        seg = values[offsets[s]:offsets[s + 1]]
+        if len(seg):
+            assert got[s] == ufunc.accumulate(seg)[-1]
+        else:
+            assert got[s] == {"sum": 0.0, "min": np.inf, "max": -np.inf}[op]
+    ints = al.segmented_reduce(np.array([1, 2, 3], np.int32), np.array([0, 1, 3]), op)
+    assert ints.dtype == tack.i64
+
+
+def test_segmented_scan_and_errors(rng):
+    values = rng.integers(-100, 100, 1000).astype(np.int64)
+    offsets = np.array([0, 10, 10, 500, 1000])
+    got = al.segmented_scan(values, offsets).numpy()
+    want = np.concatenate([np.cumsum(values[a:b]) for a, b in zip(offsets[:-1], offsets[1:])])
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        al.segmented_reduce(values, np.array([0, 5, 3]))
+    with pytest.raises(ValueError, match="op"):
+        al.segmented_reduce(values, np.array([0, 5]), "mean")
+    with pytest.raises(IndexError, match="outside"):
+        al.gather(values, np.array([0, 1000]))
+    with pytest.raises(TypeError):
+        al.gather(values, np.array([0.0]))
+
+
+def test_concat_copy_fill():
+    a, b = np.arange(5, dtype=np.float32), np.arange(3, dtype=np.float32) + 10
+    np.testing.assert_array_equal(al.concat([a, np.zeros(0, np.float32), b]).numpy(),
+                                  np.concatenate([a, b]))
+    with pytest.raises(TypeError):
+        al.concat([a, np.arange(3)])
+    dst = tack.zeros((8,))
+    al.copy(np.arange(8, dtype=np.float32), dst)
+    al.fill(dst, -1.0, 2, 4)
+    np.testing.assert_array_equal(dst.numpy(), [0, 1, -1, -1, 4, 5, 6, 7])
+    al.fill(dst, 3.0)
+    np.testing.assert_array_equal(dst.numpy(), np.full(8, 3, np.float32))
+    with pytest.raises(ValueError):
+        al.fill(dst, 1.0, 5, 9)
+
+
 # ---- Array.sum/min/max/mean are the same reductions ----
 
 

@@ -1,4 +1,5 @@
-"""Parallel primitives on any backend: reductions, scans and histograms (docs/algorithms.md).
+"""Parallel primitives on any backend: reductions, scans, histograms, sorts, segmented operations
+(docs/algorithms.md).
 
     import numpy as np
     import tack
@@ -26,7 +27,9 @@ _native = _tack.algorithms
 
 __all__ = [
     "sum", "min", "max", "mean", "dot", "norm", "var", "std", "absmax", "count_nonzero",
-    "inclusive_scan", "exclusive_scan", "histogram",
+    "inclusive_scan", "exclusive_scan", "scan_dtype", "histogram", "argsort", "sort", "sort_by_key",
+    "gather", "unique", "reduce_by_key", "segmented_reduce", "segmented_scan", "concat", "copy",
+    "fill",
 ]
 
 
@@ -133,3 +136,65 @@ def histogram(data, bins=10, range=None):
         lo, hi = range
         range = (float(lo), float(hi))
     return _native.histogram(_array(data), int(bins), range)
+
+
+def argsort(keys):
+    """The stable permutation (an i64 array) that sorts keys: an LSD radix sort of integer or float
+    keys, floats in NumPy's order (-0.0 and +0.0 equal, NaNs last), as
+    numpy.argsort(keys, kind="stable")."""
+    return _native.argsort(_array(keys))
+
+
+def sort(keys):
+    """The keys sorted (stable, NumPy's order), a new array."""
+    return _native.sort(_array(keys))
+
+
+def sort_by_key(keys, values):
+    """(sorted_keys, values_in_that_order), the stable order of keys."""
+    return _native.sort_by_key(_array(keys), _array(values))
+
+
+def gather(values, perm):
+    """out[i] = values[perm[i]]; IndexError when an index is outside values."""
+    return _native.gather(_array(values), _array(perm))
+
+
+def unique(keys):
+    """(keys, counts): the distinct keys, sorted, and how many times each occurs (i64), as
+    numpy.unique(keys, return_counts=True) (all NaNs one key, -0.0 and +0.0 one key)."""
+    return _native.unique(_array(keys))
+
+
+def reduce_by_key(keys, values, op="sum"):
+    """(keys, reduced) over each run of equal adjacent keys: the run's key and its values reduced
+    with op ("sum", "min" or "max") in element order, in sum()'s accumulator dtype."""
+    return _native.reduce_by_key(_array(keys), _array(values), op)
+
+
+def segmented_reduce(values, offsets, op="sum"):
+    """For offsets of n + 1 non-decreasing indices, segment k = values[offsets[k]:offsets[k + 1]]
+    reduced with op ("sum", "min" or "max") in element order: n values in sum()'s accumulator dtype
+    (an empty segment gives op's identity)."""
+    return _native.segmented_reduce(_array(values), _array(offsets), op)
+
+
+def segmented_scan(values, offsets):
+    """The inclusive scan of each segment (see segmented_reduce), an array like values; elements
+    outside every segment keep their values."""
+    return _native.segmented_scan(_array(values), _array(offsets))
+
+
+def concat(arrays):
+    """The elements of the arrays (one dtype) one after the other, a new 1-D array."""
+    return _native.concat([_array(a) for a in arrays])
+
+
+def copy(src, dst):
+    """src's elements into dst (one dtype, as many elements)."""
+    _native.copy(_array(src), dst)
+
+
+def fill(dst, value, begin=0, end=None):
+    """value into the elements [begin, end) of dst (end None: to the end)."""
+    _native.fill(dst, value, begin, -1 if end is None else end)

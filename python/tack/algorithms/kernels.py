@@ -264,3 +264,170 @@ def histogram_total(counts, out):
         for c in range(counts.shape[0]):
             s += counts[c, j]
         out[j] = s
+
+
+# ---- sorting: a stable LSD radix sort of ordered unsigned keys, 8 bits a pass ----
+
+
+@tack.kernel
+def order_keys_unsigned(x, keys):
+    for i in range(x.shape[0]):
+        keys[i] = x[i]
+
+
+@tack.kernel
+def order_keys_signed32(x, keys):
+    # The sign bit flipped: the most negative value becomes 0, the largest 2^32 - 1.
+    for i in range(x.shape[0]):
+        keys[i] = tack.u32(tack.i32(x[i])) ^ tack.u32(2147483648)
+
+
+@tack.kernel
+def order_keys_signed64(x, keys):
+    for i in range(x.shape[0]):
+        keys[i] = tack.u64(x[i]) ^ tack.u64(9223372036854775808)
+
+
+@tack.kernel
+def order_keys_float32(bits, keys):
+    # bits: the f32 keys' bits (a u32 view). NumPy's order: -0.0 and +0.0 one key, NaNs last.
+    for i in range(bits.shape[0]):
+        b = bits[i]
+        magnitude = b & tack.u32(2147483647)
+        k = b | tack.u32(2147483648)
+        if magnitude > tack.u32(2139095040):
+            k = tack.u32(4294967295)
+        elif magnitude == 0:
+            k = tack.u32(2147483648)
+        elif b != magnitude:
+            k = ~b
+        keys[i] = k
+
+
+@tack.kernel
+def order_keys_float64(bits, keys):
+    for i in range(bits.shape[0]):
+        b = bits[i]
+        magnitude = b & tack.u64(9223372036854775807)
+        k = b | tack.u64(9223372036854775808)
+        if magnitude > tack.u64(9218868437227405312):
+            k = tack.u64(18446744073709551615)
+        elif magnitude == 0:
+            k = tack.u64(9223372036854775808)
+        elif b != magnitude:
+            k = ~b
+        keys[i] = k
+
+
+@tack.kernel
+def iota(out):
+    for i in range(out.shape[0]):
+        out[i] = i
+
+
+@tack.kernel
+def radix_count(keys, counts, bs, shift):
+    # counts[d, b]: how many keys of block b have digit d. Digit-major, so that the exclusive scan
+    # of the flattened counts is where each block's keys of each digit go.
+    for b in range(counts.shape[1]):
+        for k in range(b * bs, min(b * bs + bs, keys.shape[0])):
+            counts[(keys[k] >> shift) & 255, b] += 1
+
+
+@tack.kernel
+def radix_scatter(keys, index, offsets, keys_out, index_out, bs, shift):
+    for b in range(offsets.shape[1]):
+        for k in range(b * bs, min(b * bs + bs, keys.shape[0])):
+            key = keys[k]
+            d = (key >> shift) & 255
+            p = offsets[d, b]
+            offsets[d, b] = p + 1
+            keys_out[p] = key
+            index_out[p] = index[k]
+
+
+@tack.kernel
+def gather_checked(values, perm, out) -> tack.i64:
+    # The number of indices outside values: the driver raises IndexError when there is any.
+    bad = tack.i64(0)
+    for i in range(out.shape[0]):
+        j = perm[i]
+        if j < 0 or j >= values.shape[0]:
+            bad += 1
+        else:
+            out[i] = values[j]
+    return bad
+
+
+@tack.kernel
+def run_heads(keys, flags):
+    for i in range(keys.shape[0]):
+        flags[i] = 1 if i == 0 or keys[i] != keys[i - 1] else 0
+
+
+@tack.kernel
+def run_starts(flags, positions, starts):
+    for i in range(flags.shape[0]):
+        if flags[i] != 0:
+            starts[positions[i]] = i
+
+
+@tack.kernel
+def run_lengths(starts, counts):
+    for r in range(counts.shape[0]):
+        counts[r] = starts[r + 1] - starts[r]
+
+
+# ---- segments: offsets[s] .. offsets[s + 1], one iteration per segment, in element order ----
+
+
+@tack.kernel
+def offsets_violations(offsets, n) -> tack.i64:
+    bad = tack.i64(0)
+    for s in range(offsets.shape[0]):
+        o = offsets[s]
+        if o < 0 or o > n:
+            bad += 1
+        elif s > 0 and offsets[s - 1] > o:
+            bad += 1
+    return bad
+
+
+@tack.kernel
+def segmented_sum(values, offsets, identity, out):
+    for s in range(out.shape[0]):
+        acc = identity[0]
+        for k in range(offsets[s], offsets[s + 1]):
+            acc += values[k]
+        out[s] = acc
+
+
+@tack.kernel
+def segmented_min(values, offsets, identity, out):
+    for s in range(out.shape[0]):
+        acc = identity[0]
+        for k in range(offsets[s], offsets[s + 1]):
+            acc = min(acc, values[k])
+        out[s] = acc
+
+
+@tack.kernel
+def segmented_max(values, offsets, identity, out):
+    for s in range(out.shape[0]):
+        acc = identity[0]
+        for k in range(offsets[s], offsets[s + 1]):
+            acc = max(acc, values[k])
+        out[s] = acc
+
+
+@tack.kernel
+def segmented_inclusive_scan(values, offsets, out):
+    for s in range(offsets.shape[0] - 1):
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        if lo < hi:
+            acc = values[lo]
+            out[lo] = acc
+            for k in range(lo + 1, hi):
+                acc += values[k]
+                out[k] = acc
