@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 import workloads as W  # noqa: E402
 
-SYSTEMS = ["tack", "numba", "taichi", "warp", "drjit", "cpp"]
+SYSTEMS = ["tack", "numba", "taichi", "warp", "drjit", "cpp", "numpy"]
 
 
 def write_data(data_dir, sizes):

@@ -15,7 +15,7 @@ sys.path.insert(0, HERE)
 import workloads as W  # noqa: E402
 
 LABEL = {"tack": "Tack", "numba": "Numba", "taichi": "Taichi", "warp": "Warp", "drjit": "Dr.Jit",
-         "cpp": "C++ (OpenMP)"}
+         "cpp": "C++ (OpenMP)", "numpy": "NumPy"}
 
 
 def geomean(xs):

@@ -39,7 +39,8 @@ SIZES = {
 }
 
 WORKLOADS = ["saxpy", "triad", "stencil", "mandelbrot", "nbody", "matmul_naive", "matmul_tiled",
-             "sum", "sum_reduce", "histogram", "life"]
+             "sum", "sum_reduce", "sum_algorithms", "histogram", "histogram_private", "scan",
+             "argsort", "life"]
 
 DESCRIPTION = {
     "saxpy": "out = a*x + y, f32",
@@ -52,6 +53,11 @@ DESCRIPTION = {
     "sum": "sum of all elements, f32",
     "sum_reduce": "the same sum, written as a scalar reduction in the parallel loop (s += x[i])",
     "histogram": "256 bins, one atomic add per element, i32 counts",
+    "sum_algorithms": "the same sum through the system's library (tack.algorithms.sum, np.sum...)",
+    "histogram_private": "the same histogram through the system's library (tack.algorithms.histogram, "
+                         "np.histogram) or private per-chunk counts",
+    "scan": "inclusive prefix sum, f32 (np.cumsum)",
+    "argsort": "stable argsort of f32 keys (np.argsort(kind='stable'))",
     "life": "one step of Conway's game of life, u8",
 }
 
@@ -77,6 +83,10 @@ def size_label(name, s):
         "matmul_tiled": f"{s['matmul']} x {s['matmul']}",
         "sum": f"{s['reduce_n']} f32",
         "sum_reduce": f"{s['reduce_n']} f32",
+        "sum_algorithms": f"{s['reduce_n']} f32",
+        "histogram_private": f"{s['hist_n']} f32 values, {BINS} bins",
+        "scan": f"{s['reduce_n']} f32",
+        "argsort": f"{s['reduce_n']} f32 keys",
         "histogram": f"{s['hist_n']} f32 values, {BINS} bins",
         "life": f"{g} x {g} u8",
     }[name]
@@ -106,9 +116,11 @@ def inputs(name, s):
     if name in ("matmul_naive", "matmul_tiled"):
         n = s["matmul"]
         return {"A": rng.random((n, n), f32) - f32(0.5), "B": rng.random((n, n), f32) - f32(0.5)}
-    if name in ("sum", "sum_reduce"):
+    if name in ("sum", "sum_reduce", "sum_algorithms", "scan"):
         return {"x": rng.random(s["reduce_n"], f32) * f32(2) - f32(1)}
-    if name == "histogram":
+    if name == "argsort":
+        return {"keys": rng.random(s["reduce_n"], f32)}
+    if name in ("histogram", "histogram_private"):
         return {"values": rng.random(s["hist_n"], f32), "bins": BINS}
     if name == "life":
         g = s["grid"]
@@ -157,9 +169,13 @@ def reference(name, d):
                 "new_vel": new_vel.astype(np.float32)}
     if name in ("matmul_naive", "matmul_tiled"):
         return (d["A"].astype(np.float64) @ d["B"].astype(np.float64)).astype(np.float32)
-    if name in ("sum", "sum_reduce"):
+    if name in ("sum", "sum_reduce", "sum_algorithms"):
         return np.array(d["x"].astype(np.float64).sum())
-    if name == "histogram":
+    if name == "scan":
+        return np.cumsum(d["x"].astype(np.float64))
+    if name == "argsort":
+        return np.argsort(d["keys"], kind="stable")
+    if name in ("histogram", "histogram_private"):
         b = (d["values"] * np.float32(d["bins"])).astype(np.int64)
         return np.bincount(b[(b >= 0) & (b < d["bins"])], minlength=d["bins"]).astype(np.int32)
     if name == "life":
@@ -190,11 +206,15 @@ def check(name, got, ref, d):
         return close(got, ref, 1e-4)
     if name == "nbody":
         return close(got["new_pos"], ref["new_pos"], 1e-4) or close(got["new_vel"], ref["new_vel"], 1e-3)
-    if name in ("sum", "sum_reduce"):
+    if name == "scan":
+        # f32 running sums of 2^24 values: a sequential one (np.cumsum's) drifts by about 1e-4 of
+        # the largest partial sum.
+        return close(got, ref, 1e-2)
+    if name in ("sum", "sum_reduce", "sum_algorithms"):
         g = float(np.asarray(got).reshape(-1)[0])
         tol = 1e-6 * float(np.abs(d["x"]).astype(np.float64).sum())
         return None if abs(g - float(ref)) <= tol else f"{g} against {float(ref)} (tolerance {tol:.3g})"
-    if name in ("histogram", "life"):
+    if name in ("histogram", "histogram_private", "life", "argsort"):
         g = np.asarray(got)
         if g.shape != ref.shape:
             return f"shape {g.shape}, expected {ref.shape}"

@@ -1,6 +1,7 @@
 // Tack: one kernel, written once, compiled at its first call for the device it runs on.
 #pragma once
 
+#include "tack/algorithms.hpp"
 #include "tack/array.hpp"
 #include "tack/device.hpp"
 #include "tack/dlpack.hpp"

@@ -255,12 +255,6 @@ nb::object read_element(const Array& one) {
   return element_to_python(one.dtype(), raw);
 }
 
-nb::object reduction_result(const Array& a, double v) {
-  if (is_float(a.dtype())) return nb::float_(v);
-  // The exact integer of the double: u64 results above 2^63 (docs/backends.md) stay positive.
-  return nb::steal(PyLong_FromDouble(v));
-}
-
 void copy_host_into(Array& dst, nb::handle src);
 
 std::string py_str(nb::handle h) {
@@ -523,18 +517,19 @@ void bind_array(nb::module_& m) {
           nb::arg("dtype"), nb::sig("def astype(self, dtype: object) -> Array"),
           "A new array of the elements converted to dtype (tack.f64, a NumPy dtype or a name).")
       .def(
-          "sum", [](const Array& a) { return reduction_result(a, a.sum()); },
+          "sum", [](const Array& a) { return host_number(algorithms::sum(a)); },
           nb::sig("def sum(self) -> int | float | bool"),
-          "The sum of the elements, as a Python number (on the device where it supports "
-          "reductions).")
+          "The sum of the elements, as a Python number (tack.algorithms.sum: integers exact, "
+          "floats in a fixed order).")
       .def(
-          "min", [](const Array& a) { return reduction_result(a, a.min()); },
+          "min", [](const Array& a) { return host_number(algorithms::min(a)); },
           nb::sig("def min(self) -> int | float | bool"), "The smallest element.")
       .def(
-          "max", [](const Array& a) { return reduction_result(a, a.max()); },
+          "max", [](const Array& a) { return host_number(algorithms::max(a)); },
           nb::sig("def max(self) -> int | float | bool"), "The largest element.")
       .def(
-          "mean", [](const Array& a) { return a.mean(); }, "The mean of the elements, a float.")
+          "mean", [](const Array& a) { return algorithms::mean(a); },
+          "The mean of the elements, a float (NaN for an empty array, as NumPy's).")
       .def(
           "item",
           [](const Array& a) {

@@ -68,5 +68,10 @@ void bind_module(nb::module_& m);
 void bind_array(nb::module_& m);
 void bind_kernel(nb::module_& m);
 void bind_object(nb::module_& m);
+void bind_algorithms(nb::module_& m);
+
+// A host number from a kernel or algorithm: an int for integers (u64 stays positive), a float for
+// floats, a bool for bools.
+nb::object host_number(const Scalar& s);
 
 }  // namespace tack::python

@@ -520,4 +520,5 @@ NB_MODULE(_tack, m) {
   tack::python::bind_array(m);
   tack::python::bind_kernel(m);
   tack::python::bind_object(m);
+  tack::python::bind_algorithms(m);
 }

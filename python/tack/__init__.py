@@ -72,6 +72,7 @@ from . import math, mpi, random  # noqa: E402,F401
 from ._texture import Texture, texture2d, texture3d  # noqa: E402,F401
 from ._classes import data_oriented, template  # noqa: E402,F401
 from . import arrays  # noqa: E402,F401
+from . import algorithms  # noqa: E402,F401
 
 __version__ = _tack.version()
 
@@ -100,7 +101,7 @@ __all__ = [
     "get_backend", "get_default_device", "inspect", "is_debug", "KernelVariant", "log_level",
     "set_log_level", "kernel", "local_device", "memory_space", "ones", "ones_like",
     "set_debug", "set_default_device", "sync", "zeros", "zeros_like", "Texture", "texture2d",
-    "texture3d", "data_oriented", "template", "arrays",
+    "texture3d", "data_oriented", "template", "arrays", "algorithms",
     "bool_", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f32", "f64",
 ]
 # Written so that type checkers read the list: the builtins' names are _builtins.__all__.

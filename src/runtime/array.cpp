@@ -9,7 +9,7 @@
 #include "runtime/host_values.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/queue.hpp"
-#include "runtime/reductions.hpp"
+#include "tack/algorithms.hpp"
 
 namespace tack {
 namespace {
@@ -187,48 +187,21 @@ void Array::fill(double value) {
                          static_cast<size_t>(size()));
 }
 
-namespace {
-
-template <typename F>
-void for_each_value(const Array& a, F&& f) {
-  std::vector<unsigned char> raw(static_cast<size_t>(a.nbytes()));
-  a.read(raw.data(), raw.size());
-  int sz = dtype_size(a.dtype());
-  for (int64_t i = 0; i < a.size(); ++i) f(detail::host_to_double(a.dtype(), raw.data() + i * sz));
-}
-
-}  // namespace
-
-// Reductions run on the device where the backend has device reductions (see reductions.hpp),
-// else on the host (the CPU among them), in double, in element order; NaN propagates as in
-// NumPy either way.
+// The reductions are tack.algorithms' (docs/algorithms.md), on the array's device.
 double Array::sum() const {
-  if (size() == 0) return 0;
-  if (auto v = detail::device_reduce(*this, detail::Reduction::Sum)) return *v;
-  double s = -0.0;  // the identity of addition: a sum of -0.0 alone is -0.0, as in NumPy
-  for_each_value(*this, [&](double v) { s += v; });
-  return s;
+  return algorithms::sum(*this).as<double>();
 }
 
 double Array::min() const {
-  if (size() == 0) throw ValueError("min() of an empty array");
-  if (auto v = detail::device_reduce(*this, detail::Reduction::Min)) return *v;
-  double m = std::numeric_limits<double>::infinity();
-  for_each_value(*this, [&](double v) { m = (std::isnan(v) || v < m) && !std::isnan(m) ? v : m; });
-  return m;
+  return algorithms::min(*this).as<double>();
 }
 
 double Array::max() const {
-  if (size() == 0) throw ValueError("max() of an empty array");
-  if (auto v = detail::device_reduce(*this, detail::Reduction::Max)) return *v;
-  double m = -std::numeric_limits<double>::infinity();
-  for_each_value(*this, [&](double v) { m = (std::isnan(v) || v > m) && !std::isnan(m) ? v : m; });
-  return m;
+  return algorithms::max(*this).as<double>();
 }
 
 double Array::mean() const {
-  if (size() == 0) throw ValueError("mean() of an empty array");
-  return sum() / static_cast<double>(size());
+  return algorithms::mean(*this);
 }
 
 Array empty(const Shape& shape, DType dtype, const Device* device) {

@@ -1,8 +1,8 @@
 """The workgroup suite (tests/kernels/workgroups.py) through @tack.kernel on every available
 backend: run against NumPy references on backends with workgroups (block collectives following the
 documented tree and Hillis-Steele orders, docs/language.md), rejected on the others (the CPU) with
-the message pointing at tack.local_array. Also the launch check for complete groups and the device
-reductions (Array.sum/min/max/mean)."""
+the message pointing at tack.local_array. Also the launch check for complete groups. (Array.sum and
+its kin are tack.algorithms' reductions now: test_algorithms.py.)"""
 import numpy as np
 import pytest
 
@@ -162,60 +162,3 @@ def test_cpu_rejects_every_kernel(backend):
         workgroups.lane_ids(tack.zeros((4,), dtype=tack.i32), tack.zeros((4,), dtype=tack.i64),
                             tack.zeros((4,), dtype=tack.i32))
     np.testing.assert_array_equal(out.numpy(), np.full(256, -7, f32))
-
-
-# ---- device reductions (Array.sum/min/max/mean) ----
-
-
-def device_order_sum(x):
-    """The device reductions' order: each pass sums runs of 256 with the block_sum tree (padded
-    with -0.0) until one value is left."""
-    while True:
-        n = -(-len(x) // LANES)
-        padded = np.full(n * LANES, -0.0, x.dtype)
-        padded[: len(x)] = x
-        x = np.array([tree(g, np.add) for g in padded.reshape(n, LANES)], x.dtype)
-        if n == 1:
-            return x[0]
-
-
-def test_reduction_flag_follows_workgroups(backend):
-    be = get_backend()
-    with_groups = be.supports_workgroups and be.max_workgroup_size >= 256
-    assert be.supports_device_reductions == with_groups
-
-
-@pytest.mark.parametrize("n", [1, 255, 257, 70_000])
-def test_float_sums(backend, rng, n):
-    x = rng.standard_normal(n).astype(f32)
-    a = tack.asarray(x)
-    s = a.sum()
-    assert type(s) is float
-    assert s == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5, abs=1e-4)
-    if get_backend().supports_device_reductions:
-        assert s == float(device_order_sum(x))
-    assert a.mean() == s / n
-    assert a.min() == float(x.min()) and a.max() == float(x.max())
-
-
-def test_integer_sums_accumulate_in_64_bits(backend):
-    big = np.full(1000, 2_000_000_000, np.int32)
-    assert tack.asarray(big).sum() == 2_000_000_000_000
-    assert type(tack.asarray(big).sum()) is int
-    assert tack.asarray(np.full(700, 255, np.uint8)).sum() == 700 * 255
-    assert tack.asarray(np.arange(600) % 3 == 0).sum() == 200
-    assert tack.asarray(np.array([-(2**40), 5, 2**41], np.int64)).min() == -(2**40)
-    assert tack.asarray(np.array([-300, 32767, -32768], np.int16)).max() == 32767
-    # u64 results above 2^63 stay positive Python ints.
-    assert tack.asarray(np.array([2**63, 3], np.uint64)).max() == 2**63
-
-
-def test_nan_and_empty(backend):
-    x = np.ones(1000, f32)
-    x[600] = np.nan
-    a = tack.asarray(x)
-    assert np.isnan(a.sum()) and np.isnan(a.min()) and np.isnan(a.max()) and np.isnan(a.mean())
-    assert tack.empty((0,)).sum() == 0
-    for f in ("min", "max", "mean"):
-        with pytest.raises(ValueError):
-            getattr(tack.empty((0,)), f)()

@@ -117,7 +117,7 @@ def setup(name, d):
         raise Unsupported("no tiled version written: Dr.Jit programs are whole-array operations "
                           "with no tile or shared-memory construct on the CPU (dr.alloc_local, "
                           "per-thread scratch, was not tried)")
-    if name in ("sum", "sum_reduce"):
+    if name in ("sum", "sum_reduce", "sum_algorithms"):
         x = Float(d["x"])
         res = [None]
 
@@ -127,7 +127,7 @@ def setup(name, d):
             dr.sync_thread()
 
         return run, lambda: res[0].numpy()
-    if name == "histogram":
+    if name in ("histogram", "histogram_private"):
         v = Float(d["values"])
         bins = d["bins"]
         res = [None]
@@ -162,6 +162,8 @@ def setup(name, d):
             dr.sync_thread()
 
         return run, lambda: res[0].numpy().reshape(h, w)
+    if name in ("scan", "argsort"):
+        raise Unsupported(f"no {name} written for {NAME} (issue 16 compares Tack with NumPy and Numba)")
     raise KeyError(name)
 
 

@@ -8,6 +8,8 @@ NAME = "Numba"
 NOTES = {
     "histogram": "no atomics on the CPU: one private histogram per chunk of the input, then summed",
     "matmul_tiled": "one prange iteration per tile row, the tile accumulated in a local array",
+    "scan": "np.cumsum in an @njit function (sequential)",
+    "argsort": "np.argsort(kind='mergesort') in an @njit function (sequential)",
 }
 
 numba = None
@@ -62,7 +64,7 @@ def setup(name, d):
         c = np.zeros((a.shape[0], b.shape[1]), np.float32)
         kern = K[name]
         return (lambda: kern(a, b, c)), (lambda: c)
-    if name in ("sum", "sum_reduce"):
+    if name in ("sum", "sum_reduce", "sum_algorithms"):
         x = d["x"]
         res = [None]
 
@@ -70,7 +72,19 @@ def setup(name, d):
             res[0] = K["sum_all"](x)
 
         return run, (lambda: np.array([res[0]]))
-    if name == "histogram":
+    if name == "scan":
+        x = d["x"]
+        out = np.zeros_like(x)
+        return (lambda: K["scan"](x, out)), (lambda: out)
+    if name == "argsort":
+        keys = d["keys"]
+        res = [None]
+
+        def run():
+            res[0] = K["argsort_stable"](keys)
+
+        return run, (lambda: res[0])
+    if name in ("histogram", "histogram_private"):
         v = d["values"]
         counts = np.zeros(d["bins"], np.int32)
         bins = d["bins"]

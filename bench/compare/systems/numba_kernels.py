@@ -138,3 +138,13 @@ def life(grid, out):
             n = (grid[i - 1, j - 1] + grid[i - 1, j] + grid[i - 1, j + 1] + grid[i, j - 1]
                  + grid[i, j + 1] + grid[i + 1, j - 1] + grid[i + 1, j] + grid[i + 1, j + 1])
             out[i, j] = 1 if (n == 3 or (n == 2 and grid[i, j] == 1)) else 0
+
+
+@njit(cache=True)
+def scan(x, out):
+    out[:] = np.cumsum(x)
+
+
+@njit(cache=True)
+def argsort_stable(keys):
+    return np.argsort(keys, kind="mergesort")

@@ -8,6 +8,10 @@ NOTES = {
     "sum": "one thread per 16 Ki-element chunk, then one atomic add per chunk",
     "sum_reduce": "s += x[i] in the parallel loop: a scalar reduction in Tack's fixed order",
     "matmul_tiled": "one thread per tile, the tile accumulated in a tack.local_array",
+    "sum_algorithms": "tack.algorithms.sum: the language's scalar reduction, fixed order",
+    "histogram_private": "tack.algorithms.histogram(range=(0, 1)): private counts per chunk",
+    "scan": "tack.algorithms.inclusive_scan: three passes over blocks of 4096",
+    "argsort": "tack.algorithms.argsort: stable LSD radix sort, 8 bits a pass",
 }
 
 tack = None
@@ -79,6 +83,35 @@ def setup(name, d):
             res[0] = k.sum_reduce(x)
 
         return run, (lambda: np.array([res[0]]))
+    if name == "sum_algorithms":
+        x = A(d["x"])
+        res = [None]
+
+        def run():
+            res[0] = tack.algorithms.sum(x)
+
+        return run, (lambda: np.array([res[0]]))
+    if name == "scan":
+        x = A(d["x"])
+        out = tack.empty_like(x)
+        return (lambda: tack.algorithms.inclusive_scan(x, out)), out.numpy
+    if name == "argsort":
+        keys = A(d["keys"])
+        res = [None]
+
+        def run():
+            res[0] = tack.algorithms.argsort(keys)
+
+        return run, (lambda: res[0].numpy())
+    if name == "histogram_private":
+        v = A(d["values"])
+        res = [None]
+        bins = d["bins"]
+
+        def run():
+            res[0] = tack.algorithms.histogram(v, bins, range=(0.0, 1.0))[0]
+
+        return run, (lambda: res[0].numpy())
     if name == "histogram":
         v = A(d["values"])
         counts = tack.zeros((d["bins"],), dtype=tack.i32)

@@ -4,6 +4,8 @@ Warp runs a CPU launch on the calling thread only (NVIDIA/warp#1309: "executed i
 single-threaded sequential loop"), so it uses one thread where the others use two."""
 import os
 
+from . import Unsupported
+
 NAME = "Warp"
 NOTES = {
     "all": "CPU launches run on one thread (Warp has no multithreaded CPU launch)",
@@ -85,11 +87,11 @@ def setup(name, d):
         dim = (c.shape[0] // t, c.shape[1] // t)
         return ((lambda: wp.launch_tiled(K["matmul_tiled"], dim=dim, inputs=[a, b, c],
                                          block_dim=1, device="cpu")), c.numpy)
-    if name in ("sum", "sum_reduce"):
+    if name in ("sum", "sum_reduce", "sum_algorithms"):
         x = arr(d["x"])
         total = zeros((1,), f32)
         return (lambda: wp.utils.array_sum(x, out=total)), total.numpy
-    if name == "histogram":
+    if name in ("histogram", "histogram_private"):
         v = arr(d["values"])
         counts = zeros((d["bins"],), wp.int32)
         bins = d["bins"]
@@ -104,6 +106,8 @@ def setup(name, d):
         out = zeros(g.shape, wp.uint8)
         h, w = g.shape
         return (lambda: launch(K["life"], (h - 2, w - 2), g, out)), out.numpy
+    if name in ("scan", "argsort"):
+        raise Unsupported(f"no {name} written for {NAME} (issue 16 compares Tack with NumPy and Numba)")
     raise KeyError(name)
 
 

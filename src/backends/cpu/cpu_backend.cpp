@@ -50,7 +50,7 @@ class CpuBackend final : public detail::Backend {
     BackendInfo i = declared_info();
     i.supported_dtypes = {std::begin(kAllDTypes), std::end(kAllDTypes)};
     i.supported_atomic_dtypes = i.supported_dtypes;
-    i.supports_device_reductions = false;
+    i.supports_device_reductions = true;  // tack.algorithms: the host is the device
     i.supports_workgroups = false;
     i.max_workgroup_size = 1;
     i.asynchronous = false;

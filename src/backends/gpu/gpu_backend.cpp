@@ -157,7 +157,9 @@ BackendInfo gpu_info(BackendInfo declared, bool fp64, std::set<DType> atomic_dty
   for (DType t : kAllDTypes)
     if (t != DType::F64 || fp64) i.supported_dtypes.insert(t);
   i.supported_atomic_dtypes = std::move(atomic_dtypes);
-  i.supports_device_reductions = false;
+  // tack.algorithms runs its reductions as the language's scalar reductions, which every GPU
+  // target compiles.
+  i.supports_device_reductions = true;
   i.supports_workgroups = true;
   i.max_workgroup_size = max_group;
   i.asynchronous = true;

@@ -499,12 +499,8 @@ BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) 
     atomics.insert({DType::I64, DType::U64});
     if (fp64) atomics.insert(DType::F64);
   }
-  BackendInfo i = backends::gpu_info(declared_info(), fp64, atomics,
-                                     static_cast<int>(std::min<size_t>(max_group, 1 << 30)));
-  // sum/min/max/mean as Tack kernels with block collectives (src/runtime/reductions.cpp), which
-  // need groups of 256 lanes.
-  i.supports_device_reductions = i.max_workgroup_size >= 256;
-  return i;
+  return backends::gpu_info(declared_info(), fp64, atomics,
+                            static_cast<int>(std::min<size_t>(max_group, 1 << 30)));
 }
 
 }  // namespace

@@ -169,6 +169,28 @@ std::vector<Variant> variants() {
       {"workgroups.py", "lane_ids", {"i32[],i64[],i32[]"}},
       {"workgroups.py", "shared_scratch", {"f32[],f32[]"}},
       {"workgroups.py", "shared_histogram", {"i32[],i32[]", "i32[],u32[]", "i64[],f32[]"}},
+      // tack.algorithms (python/tack/algorithms/kernels.py): what every GPU backend runs.
+      {"algorithms", "sum_float", {"f32[]", "f64[]"}},
+      {"algorithms", "sum_signed", {"i32[]", "bool[]"}},
+      {"algorithms", "min_unsigned", {"u8[]", "u64[]"}},
+      {"algorithms", "absmax_signed", {"i64[]"}},
+      {"algorithms", "dot_float", {"f32[],f32[]"}},
+      {"algorithms", "sum_squared_deviations", {"i32[],f64[]", "f32[],f32[]"}},
+      {"algorithms", "scan_block_totals", {"f32[],f32[],i32", "i32[],i64[],i32"}},
+      {"algorithms", "scan_exclusive_in_place", {"f32[]", "i64[]"}},
+      {"algorithms", "scan_inclusive_blocks", {"f32[],f32[],f32[],f32[],i32"}},
+      {"algorithms",
+       "histogram_chunks",
+       {"f32[],f32[],i64[,],i32,f32,f32", "i32[],f64[],i64[,],i32,f64,f64"}},
+      {"algorithms", "histogram_total", {"i64[,],i64[]"}},
+      {"algorithms", "order_keys_float32", {"u32[],u32[]"}},
+      {"algorithms", "order_keys_float64", {"u64[],u64[]"}},
+      {"algorithms", "order_keys_signed64", {"i64[],u64[]"}},
+      {"algorithms", "radix_count", {"u32[],i64[,],i32,i32"}},
+      {"algorithms", "radix_scatter", {"u32[],i64[],i64[,],u32[],i64[],i32,i32"}},
+      {"algorithms", "gather_checked", {"f32[],i64[],f32[]"}},
+      {"algorithms", "segmented_min", {"f32[],i64[],f32[],f32[]"}},
+      {"algorithms", "segmented_inclusive_scan", {"i64[],i64[],i64[]"}},
   };
   std::vector<Variant> out;
   for (const Entry& e : entries) {
@@ -182,7 +204,8 @@ std::vector<Variant> variants() {
 
 ir::Kernel specialize(const Variant& v) {
   fs::path dir = std::string(v.file) == "kernels.py" ? TACK_EXAMPLES_DIR : TACK_TEST_KERNELS_DIR;
-  fs::path path = dir / v.file;
+  fs::path path =
+      std::string(v.file) == "algorithms" ? fs::path(TACK_ALGORITHMS_KERNELS) : dir / v.file;
   auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
   lang::ResolvedModule module(lang::parse_module(file));
   ir::Kernel k =
