@@ -142,3 +142,21 @@ def search(table, x, out):
     n = table.shape[0]
     for i in range(x.shape[0]):
         out[i] = first_at_least(table, n, x[i])
+
+
+@tack.kernel
+def printed(x):
+    for i in range(x.shape[0]):
+        if x[i] % 2 == 0:
+            print("lane", i, x[i])
+
+
+@tack.kernel
+def tickets(x, out, counter):
+    for i in range(x.shape[0]):
+        t = tack.i64(0)
+        k = tack.i64(0)
+        while k < x[i]:
+            t += tack.atomic_add(counter, 0, 1)
+            k += 1
+        out[i] = t

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 
 #include "codegen/llvm/abi.hpp"
 #include "codegen/llvm/value_ops.hpp"
@@ -219,7 +220,7 @@ class GangGenerator {
 
   // Row-major, as the scalar generator: ((i0 * e1 + i1) * e2 + i2)... Contiguous when every index
   // is uniform but the last, which is a uniform base plus the lane.
-  Address address(int array, const std::vector<ir::ExprPtr>& indices) {
+  Address address(int array, std::span<const ir::ExprPtr> indices) {
     llvm::Type* et = mem_type(k_.params[array].type.dtype);
     bool varying = false;
     for (const auto& i : indices) varying = varying || a_.varying(*i);
@@ -319,6 +320,68 @@ class GangGenerator {
     b_.CreateMaskedScatter(v, splat(at.ptr), align, mask());
   }
 
+  // ---- what runs lane by lane ----
+  // `emit(l)` for each lane l that is on, in ascending order, as the iterations run on the scalar
+  // path; the scalar values it returns (when `result` is a type) make a vector, zero where the
+  // lane is off.
+  template <typename F>
+  Value* each_active_lane(llvm::Type* result, const F& emit) {
+    Value* m = mask();
+    Value* out = result ? llvm::Constant::getNullValue(vec(result)) : nullptr;
+    for (int l = 0; l < w_; ++l) {
+      BasicBlock* pre = b_.GetInsertBlock();
+      BasicBlock* on = BasicBlock::Create(ctx_, fmt::format("lane{}", l), fn_);
+      BasicBlock* next = BasicBlock::Create(ctx_, fmt::format("lane{}.next", l), fn_);
+      b_.CreateCondBr(b_.CreateExtractElement(m, l), on, next);
+      b_.SetInsertPoint(on);
+      Value* v = emit(l);
+      Value* with = result ? b_.CreateInsertElement(out, v, l) : nullptr;
+      BasicBlock* on_end = b_.GetInsertBlock();
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+      if (result) {
+        auto* phi = b_.CreatePHI(out->getType(), 2);
+        phi->addIncoming(with, on_end);
+        phi->addIncoming(out, pre);
+        out = phi;
+      }
+    }
+    return out;
+  }
+  Value* lane(Value* v, int l) {
+    return v->getType()->isVectorTy() ? b_.CreateExtractElement(v, l) : v;
+  }
+
+  // Lane by lane in ascending order, each lane receiving its old value.
+  Value* atomic(const ir::Expr& e) {
+    const ir::Param& p = k_.params[e.index];
+    DType dt = p.type.dtype;
+    std::span<const ir::ExprPtr> operands(e.operands);
+    Address at = address(e.index, operands.subspan(0, p.type.rank));
+    std::vector<Value*> vals;
+    for (const auto& o : operands.subspan(p.type.rank)) vals.push_back(expr(*o));
+    return each_active_lane(type(dt), [&](int l) {
+      Value* ptr =
+          at.contiguous ? b_.CreateConstInBoundsGEP1_64(mem_type(dt), at.ptr, l) : lane(at.ptr, l);
+      std::vector<Value*> lane_vals;
+      for (Value* v : vals) lane_vals.push_back(lane(v, l));
+      llvm::Instruction* inst = nullptr;
+      return ops_.atomic(e.atomic, dt, ptr, lane_vals, &inst);
+    });
+  }
+
+  // One line per lane that is on, in lane order.
+  void print(const ir::Stmt& s) {
+    std::vector<Value*> values;
+    for (const auto& e : s.indices) values.push_back(expr(*e));
+    each_active_lane(nullptr, [&](int l) -> Value* {
+      std::vector<Value*> lane_values;
+      for (Value* v : values) lane_values.push_back(lane(v, l));
+      ops_.print(s, lane_values);
+      return nullptr;
+    });
+  }
+
   // ---- expressions ----
   // The scalar value at lane 0 of `e` when lane l holds it plus l (a contiguous index), else null.
   Value* base(const ir::Expr& e) {
@@ -395,6 +458,8 @@ class GangGenerator {
         return extents_[e.index][e.dim];
       case Op::Load:
         return load(e);
+      case Op::Atomic:
+        return atomic(e);
       case Op::Select: {
         const ir::Expr& c = *e.operands[0];
         if (!a_.varying(c))
@@ -486,6 +551,8 @@ class GangGenerator {
       case Kind::Break:
       case Kind::Continue:
         return exit_stmt(s.kind == Kind::Break);
+      case Kind::Print:
+        return print(s);
       default:
         throw Error(
             fmt::format("internal error: kernel '{}' reached the widened CPU generator "

@@ -38,12 +38,11 @@ class Analyzer {
       if (p.is_local_array()) no(fmt::format("'{}' is a local array (one per lane)", p.name));
     for (const ir::Local& l : k_.locals)
       if (!l.type.is_scalar()) no(fmt::format("the local '{}' is not a scalar", l.name));
-    check(k_.body, no);
+    check(k_.body, no, false);
   }
 
   template <typename F>
   void check(const ir::Expr& e, const F& no) {
-    if (e.op == Op::Atomic) no(fmt::format("line {}: an atomic operation", e.loc.line));
     if (e.checked) no(fmt::format("line {}: a checked index", e.loc.line));
     if (e.op == Op::ThreadId || e.op == Op::GroupId || e.op == Op::GroupSize ||
         e.op == Op::Collective)
@@ -54,18 +53,22 @@ class Analyzer {
   }
 
   template <typename F>
-  void check(const ir::Block& b, const F& no) {
+  void check(const ir::Block& b, const F& no, bool in_loop) {
     for (const auto& s : b) {
-      if (s->kind == Kind::Print)
-        no(fmt::format("line {}: print (lines in lane order)", s->loc.line));
       if (s->kind == Kind::Barrier) no("the kernel uses workgroups");
+      // A gang prints each statement's lines lane by lane: the lines keep the iterations' order
+      // only when an iteration prints at most one line.
+      if (s->kind == Kind::Print && (in_loop || ++prints_ > 1))
+        no(fmt::format("line {}: more than one print per iteration (lines in iteration order)",
+                       s->loc.line));
       if (s->checked) no(fmt::format("line {}: a checked index", s->loc.line));
       for (const ir::Expr* e :
            {s->value.get(), s->cond.get(), s->start.get(), s->stop.get(), s->step.get()})
         if (e) check(*e, no);
       for (const auto& e : s->indices) check(*e, no);
-      check(s->body, no);
-      check(s->orelse, no);
+      bool loop = in_loop || s->kind == Kind::While || s->kind == Kind::For;
+      check(s->body, no, loop);
+      check(s->orelse, no, loop);
     }
   }
 
@@ -135,12 +138,15 @@ class Analyzer {
   const ir::Kernel& k_;
   LaneAnalysis out_;
   bool changed_ = false;
+  int prints_ = 0;
 };
 
 }  // namespace
 
 bool LaneAnalysis::varying(const ir::Expr& e) const {
   if (e.op == Op::Local) return varying_local[e.index] != 0;
+  // Each lane's atomic operation returns its own old value.
+  if (e.op == Op::Atomic) return true;
   for (const auto& o : e.operands)
     if (varying(*o)) return true;
   return false;

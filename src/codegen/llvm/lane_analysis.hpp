@@ -2,7 +2,8 @@
 // widened generator can run the kernel at all.
 //
 // A gang runs W consecutive iterations of the innermost parallel dimension, one per lane. Varying
-// (one value per lane) are: the innermost loop variable, loads whose index is varying, and every
+// (one value per lane) are: the innermost loop variable, loads whose index is varying, atomics
+// (each lane gets its own old value), and every
 // local assigned from a varying value or under varying control. Uniform (one value for the gang)
 // are constants, scalar parameters, extents, the outer loop variables and locals assigned only
 // uniform values under uniform control. Control is varying inside an `if` with a varying

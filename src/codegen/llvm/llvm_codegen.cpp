@@ -421,56 +421,11 @@ class Generator {
     std::vector<Value*> idx, vals;
     for (size_t i = 0; i < e.operands.size(); ++i)
       (i < p.type.rank ? idx : vals).push_back(expr(*e.operands[i]));
-    DType dt = p.type.dtype;
-    bool f = is_float(dt);
-    auto ordering = llvm::AtomicOrdering::Monotonic;
-    llvm::MaybeAlign align(dtype_size(dt));
     auto do_atomic = [&]() -> Value* {
-      Value* ptr = address(e.index, idx);
-      if (e.atomic == ir::AtomicOp::Cas) {
-        // Compare-and-swap compares bits: floats go through the integer of their width.
-        llvm::Type* it = b_.getIntNTy(dtype_bits(dt));
-        Value* expected = f ? b_.CreateBitCast(vals[0], it) : vals[0];
-        Value* desired = f ? b_.CreateBitCast(vals[1], it) : vals[1];
-        auto* cas = b_.CreateAtomicCmpXchg(ptr, expected, desired, align, ordering, ordering);
-        annotate(cas, e.index);
-        Value* old = b_.CreateExtractValue(cas, 0);
-        return f ? b_.CreateBitCast(old, type(dt)) : old;
-      }
-      using B = llvm::AtomicRMWInst::BinOp;
-      B op = B::Add;
-      bool s = is_signed(dt);
-      switch (e.atomic) {
-        case ir::AtomicOp::Add:
-          op = f ? B::FAdd : B::Add;
-          break;
-        case ir::AtomicOp::Sub:
-          op = f ? B::FSub : B::Sub;
-          break;
-        case ir::AtomicOp::Min:
-          op = f ? B::FMin : s ? B::Min : B::UMin;
-          break;
-        case ir::AtomicOp::Max:
-          op = f ? B::FMax : s ? B::Max : B::UMax;
-          break;
-        case ir::AtomicOp::And:
-          op = B::And;
-          break;
-        case ir::AtomicOp::Or:
-          op = B::Or;
-          break;
-        case ir::AtomicOp::Xor:
-          op = B::Xor;
-          break;
-        case ir::AtomicOp::Exchange:
-          op = B::Xchg;
-          break;
-        case ir::AtomicOp::Cas:
-          break;
-      }
-      auto* rmw = b_.CreateAtomicRMW(op, ptr, vals[0], align, ordering);
-      annotate(rmw, e.index);
-      return rmw;
+      llvm::Instruction* inst = nullptr;
+      Value* old = ops_.atomic(e.atomic, p.type.dtype, address(e.index, idx), vals, &inst);
+      annotate(inst, e.index);
+      return old;
     };
     return guarded(e.checked, e.index, idx, e.loc, true, do_atomic);
   }
@@ -558,37 +513,10 @@ class Generator {
         fmt::format("internal error: no CPU code for IR operation '{}'", ir::op_name(e.op)));
   }
 
-  // One printf call per print, so that lines from different threads do not interleave.
   void print(const ir::Stmt& s) {
-    std::string format;
-    std::vector<Value*> args{nullptr};
-    auto escaped = [](const std::string& text) {
-      std::string out;
-      for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
-      return out;
-    };
-    for (size_t i = 0; i < s.labels.size(); ++i) {
-      format += escaped(s.labels[i]);
-      if (i == s.indices.size()) break;
-      const ir::Expr& e = *s.indices[i];
-      Value* v = expr(e);
-      DType t = e.type.dtype;
-      if (t == DType::Bool) {
-        format += "%s";
-        args.push_back(b_.CreateSelect(v, b_.CreateGlobalStringPtr("True"),
-                                       b_.CreateGlobalStringPtr("False")));
-      } else if (is_float(t)) {
-        format += t == DType::F32 ? "%.7g" : "%.15g";  // enough digits to tell values apart
-        args.push_back(b_.CreateFPExt(v, b_.getDoubleTy()));
-      } else {
-        format += is_signed(t) ? "%lld" : "%llu";
-        args.push_back(b_.CreateIntCast(v, b_.getInt64Ty(), is_signed(t)));
-      }
-    }
-    args[0] = b_.CreateGlobalStringPtr(format);
-    auto printf = module_->getOrInsertFunction(
-        "printf", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, true));
-    b_.CreateCall(printf, args);
+    std::vector<Value*> values;
+    for (const auto& e : s.indices) values.push_back(expr(*e));
+    ops_.print(s, values);
   }
 
   // ---- statements ----

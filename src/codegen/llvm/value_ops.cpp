@@ -50,6 +50,88 @@ Value* ValueOps::intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Type*> type
   return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, types), args);
 }
 
+Value* ValueOps::atomic(ir::AtomicOp a, DType dt, Value* ptr, const std::vector<Value*>& vals,
+                        llvm::Instruction** inst) {
+  bool f = is_float(dt);
+  auto ordering = llvm::AtomicOrdering::Monotonic;
+  llvm::MaybeAlign align(dtype_size(dt));
+  if (a == ir::AtomicOp::Cas) {
+    // Compare-and-swap compares bits: floats go through the integer of their width.
+    llvm::Type* it = b_.getIntNTy(dtype_bits(dt));
+    Value* expected = f ? b_.CreateBitCast(vals[0], it) : vals[0];
+    Value* desired = f ? b_.CreateBitCast(vals[1], it) : vals[1];
+    auto* cas = b_.CreateAtomicCmpXchg(ptr, expected, desired, align, ordering, ordering);
+    *inst = cas;
+    Value* old = b_.CreateExtractValue(cas, 0);
+    return f ? b_.CreateBitCast(old, llvm_type(m_.getContext(), dt)) : old;
+  }
+  using B = llvm::AtomicRMWInst::BinOp;
+  B op = B::Add;
+  bool s = is_signed(dt);
+  switch (a) {
+    case ir::AtomicOp::Add:
+      op = f ? B::FAdd : B::Add;
+      break;
+    case ir::AtomicOp::Sub:
+      op = f ? B::FSub : B::Sub;
+      break;
+    case ir::AtomicOp::Min:
+      op = f ? B::FMin : s ? B::Min : B::UMin;
+      break;
+    case ir::AtomicOp::Max:
+      op = f ? B::FMax : s ? B::Max : B::UMax;
+      break;
+    case ir::AtomicOp::And:
+      op = B::And;
+      break;
+    case ir::AtomicOp::Or:
+      op = B::Or;
+      break;
+    case ir::AtomicOp::Xor:
+      op = B::Xor;
+      break;
+    case ir::AtomicOp::Exchange:
+      op = B::Xchg;
+      break;
+    case ir::AtomicOp::Cas:
+      break;
+  }
+  auto* rmw = b_.CreateAtomicRMW(op, ptr, vals[0], align, ordering);
+  *inst = rmw;
+  return rmw;
+}
+
+void ValueOps::print(const ir::Stmt& s, const std::vector<Value*>& values) {
+  std::string format;
+  std::vector<Value*> args{nullptr};
+  auto escaped = [](const std::string& text) {
+    std::string out;
+    for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
+    return out;
+  };
+  for (size_t i = 0; i < s.labels.size(); ++i) {
+    format += escaped(s.labels[i]);
+    if (i == s.indices.size()) break;
+    Value* v = values[i];
+    DType t = s.indices[i]->type.dtype;
+    if (t == DType::Bool) {
+      format += "%s";
+      args.push_back(
+          b_.CreateSelect(v, b_.CreateGlobalStringPtr("True"), b_.CreateGlobalStringPtr("False")));
+    } else if (is_float(t)) {
+      format += t == DType::F32 ? "%.7g" : "%.15g";  // enough digits to tell values apart
+      args.push_back(b_.CreateFPExt(v, b_.getDoubleTy()));
+    } else {
+      format += is_signed(t) ? "%lld" : "%llu";
+      args.push_back(b_.CreateIntCast(v, b_.getInt64Ty(), is_signed(t)));
+    }
+  }
+  args[0] = b_.CreateGlobalStringPtr(format);
+  auto printf = m_.getOrInsertFunction(
+      "printf", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, true));
+  b_.CreateCall(printf, args);
+}
+
 Value* ValueOps::per_lane(llvm::FunctionCallee f, const std::vector<Value*>& args) {
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(args[0]->getType());
   if (!vt) return b_.CreateCall(f, args);

@@ -31,6 +31,13 @@ class ValueOps {
 
   llvm::Value* cast(llvm::Value* v, DType from, DType to);
   llvm::Value* compare(ir::Op op, llvm::Value* a, llvm::Value* c, DType t);
+  // A relaxed read-modify-write of one element (scalar operands); returns the old value and, in
+  // *inst, the atomic instruction.
+  llvm::Value* atomic(ir::AtomicOp op, DType dt, llvm::Value* ptr,
+                      const std::vector<llvm::Value*>& vals, llvm::Instruction** inst);
+  // One printf call for a print statement (scalar values), so that lines from different threads
+  // do not interleave.
+  void print(const ir::Stmt& s, const std::vector<llvm::Value*>& values);
   llvm::Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Type*> types,
                          std::vector<llvm::Value*> args);
 
