@@ -279,7 +279,7 @@ TEST(Lanes, AtomicsInADivergentLoopHandOutEveryTicketOnce) {
 }
 
 // `tack emit --backend cpu --stage optimized` and inspect say which path a kernel took and why.
-TEST(Lanes, InspectSaysWhichPath) {
+TEST(CpuCodegen, InspectSaysWhichPathTheChunkTook) {
   Module m = Module::from_file(std::string(TACK_TEST_KERNELS_DIR) + "/../../examples/kernels.py");
   Array out = empty({0, 0}, i32);
   std::string ir = inspect(m.kernel("mandelbrot"), InspectMode::Optimized, out, -2.0f, -1.0f, 0.01f,

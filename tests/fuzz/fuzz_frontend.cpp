@@ -1,9 +1,10 @@
 // libFuzzer target over the compiler's front half: source text is parsed and resolved (as a whole,
-// and as Module::from_source loads it, function by function), every kernel is specialized for several argument signatures, for a
-// target without workgroups (the CPU) and one with them (the GPUs), the IR is verified (and again
-// after the debug mode's bounds checks), and every generator runs: the LLVM CPU generator and the
-// CUDA, HIP, OpenCL C, Level Zero and Metal printers. Objects of the file's device classes are
-// among the arguments, their attributes named after the `.name`s the text reads.
+// and as Module::from_source loads it, function by function), every kernel is specialized for
+// several argument signatures, for a target without workgroups (the CPU) and one with them (the
+// GPUs), the IR is verified (and again after the debug mode's bounds checks), and every generator
+// runs: the LLVM CPU generator and the CUDA, HIP, OpenCL C, Level Zero and Metal printers. Objects
+// of the file's device classes are among the arguments, their attributes named after the `.name`s
+// the text reads.
 //
 // Expected outcomes are a CompileError or TypeError (the language refuses the kernel) and the
 // generators' documented refusals (f64 on Metal, atomics a target lacks). Anything else is a
@@ -154,8 +155,12 @@ ArgType object_of(const tack::lang::DeviceClass* cls, const std::vector<std::str
 void generate(const tack::ir::Kernel& k, bool cpu) {
   if (cpu) {
     llvm::LLVMContext ctx;
+    // The scalar chunk function, and the widened one (gangs of 8 and of 16 lanes) where the
+    // kernel allows it.
     for (bool no_alias : {false, true})
-      tack::codegen::generate_llvm(k, ctx, {.symbol_prefix = "tack_fuzz", .no_alias = no_alias});
+      for (int bits : {0, 256, 512})
+        tack::codegen::generate_llvm(
+            k, ctx, {.symbol_prefix = "tack_fuzz", .no_alias = no_alias, .vector_bits = bits});
   }
   for (const char* target : {"cuda", "hip", "opencl", "level_zero", "metal"}) {
     try {
