@@ -297,6 +297,17 @@ TEST(CpuCodegen, InspectSaysWhichPathTheChunkTook) {
   }
   EXPECT_NE(local_ir.find("; tack cpu chunk: scalar: 'b' is a local array"), std::string::npos)
       << local_ir.substr(0, 200);
+  // Each lane would sum its own chunk through gathers: the scalar path walks chunks in order.
+  std::string chunked_ir = inspect(
+      Module::from_source("import tack\n@tack.kernel\ndef k(x, out):\n"
+                          "    for c in range(out.shape[0]):\n        s = 0.0\n"
+                          "        for i in range(c * 64, c * 64 + 64):\n            s += x[i]\n"
+                          "        out[c] = s\n")
+          .kernel("k"),
+      InspectMode::Optimized, empty({0}, f32), empty({0}, f32));
+  EXPECT_NE(chunked_ir.find("; tack cpu chunk: scalar: line 7: a gather in a loop"),
+            std::string::npos)
+      << chunked_ir.substr(0, 200);
   EXPECT_NE(ir.find("; tack cpu chunk: widened"), std::string::npos) << ir.substr(0, 200);
   // The while loop's arithmetic runs on a vector of lanes.
   EXPECT_NE(ir.find("fmul <"), std::string::npos) << ir;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <span>
+
 namespace tack::codegen {
 namespace {
 
@@ -21,6 +23,7 @@ class Analyzer {
       changed_ = false;
       block(k_.body, false);
     } while (changed_);
+    gathers_in_loops(k_.body, false);
     return std::move(out_);
   }
 
@@ -70,6 +73,60 @@ class Analyzer {
       check(s->body, no, loop);
       check(s->orelse, no, loop);
     }
+  }
+
+  // ---- where lanes would cost more than they give ----
+  // An index that is not the innermost parallel variable plus or minus uniform values (the
+  // contiguous form gang_codegen.cpp loads as one vector) makes a gather or scatter. In a loop,
+  // where each lane then walks its own stretch of memory (a chunk of an array per lane, a row of
+  // a sparse matrix), the scalar path, which walks one stretch at a time in order, is faster:
+  // bench/compare's chunked sum took 1.8x as long in lanes.
+  bool contiguous(const ir::Expr& e) const {
+    if (e.op == Op::Local) return e.index == k_.dims.back().var;
+    if (e.op == Op::Add)
+      return (contiguous(*e.operands[0]) && !out_.varying(*e.operands[1])) ||
+             (!out_.varying(*e.operands[0]) && contiguous(*e.operands[1]));
+    if (e.op == Op::Sub) return contiguous(*e.operands[0]) && !out_.varying(*e.operands[1]);
+    return false;
+  }
+  bool gather(std::span<const ir::ExprPtr> indices) const {
+    bool varying = false;
+    for (const auto& i : indices) varying = varying || out_.varying(*i);
+    if (!varying) return false;
+    for (size_t d = 0; d + 1 < indices.size(); ++d)
+      if (out_.varying(*indices[d])) return true;
+    return !contiguous(*indices.back());
+  }
+  void gathers_in_loops(const ir::Expr& e) {
+    if (e.op == Op::Load && gather(e.operands))
+      why(
+          fmt::format("line {}: a gather in a loop (each lane would walk its own stretch of "
+                      "memory)",
+                      e.loc.line));
+    for (const auto& o : e.operands) gathers_in_loops(*o);
+  }
+  void gathers_in_loops(const ir::Block& b, bool in_loop) {
+    for (const auto& s : b) {
+      bool loop = in_loop || s->kind == Kind::While || s->kind == Kind::For;
+      if (in_loop) {
+        if (s->kind == Kind::Store && gather(s->indices))
+          why(
+              fmt::format("line {}: a scatter in a loop (each lane would walk its own stretch "
+                          "of memory)",
+                          s->loc.line));
+        for (const ir::Expr* e :
+             {s->value.get(), s->cond.get(), s->start.get(), s->stop.get(), s->step.get()})
+          if (e) gathers_in_loops(*e);
+        for (const auto& e : s->indices) gathers_in_loops(*e);
+      } else if (loop && s->cond) {
+        gathers_in_loops(*s->cond);  // a while condition runs every round
+      }
+      gathers_in_loops(s->body, loop);
+      gathers_in_loops(s->orelse, loop);
+    }
+  }
+  void why(std::string reason) {
+    if (out_.unsupported.empty()) out_.unsupported = std::move(reason);
   }
 
   // ---- varying values ----

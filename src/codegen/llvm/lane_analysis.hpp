@@ -1,5 +1,5 @@
 // Which values of a kernel differ between the lanes of a gang (gang_codegen.hpp), and whether the
-// widened generator can run the kernel at all.
+// widened generator can run the kernel, and should (not where lanes would gather in a loop).
 //
 // A gang runs W consecutive iterations of the innermost parallel dimension, one per lane. Varying
 // (one value per lane) are: the innermost loop variable, loads whose index is varying, atomics
@@ -24,7 +24,7 @@ namespace tack::codegen {
 struct LaneAnalysis {
   std::vector<char> varying_local;          // by local id
   std::set<const ir::Stmt*> varying_loops;  // loops whose lanes may leave at different times
-  // Why the kernel must run on the scalar path; empty when it can be widened.
+  // Why the kernel runs on the scalar path; empty when it is widened.
   std::string unsupported;
 
   bool varying(const ir::Expr& e) const;
