@@ -1,10 +1,9 @@
 // libFuzzer target over the compiler's front half: source text is parsed and resolved (as a whole,
-// and as Module::from_source loads it, function by function), every kernel is specialized for
-// several argument signatures, for a target without workgroups (the CPU) and one with them (the
-// GPUs), the IR is verified (and again after the debug mode's bounds checks), and every generator
-// runs: the LLVM CPU generator and the CUDA, HIP, OpenCL C, Level Zero and Metal printers. Objects
-// of the file's device classes are among the arguments, their attributes named after the `.name`s
-// the text reads.
+// and as Module::from_source loads it, function by function), every kernel is specialized for several argument signatures, for a
+// target without workgroups (the CPU) and one with them (the GPUs), the IR is verified (and again
+// after the debug mode's bounds checks), and every generator runs: the LLVM CPU generator and the
+// CUDA, HIP, OpenCL C, Level Zero and Metal printers. Objects of the file's device classes are
+// among the arguments, their attributes named after the `.name`s the text reads.
 //
 // Expected outcomes are a CompileError or TypeError (the language refuses the kernel) and the
 // generators' documented refusals (f64 on Metal, atomics a target lacks). Anything else is a
