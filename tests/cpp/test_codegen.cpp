@@ -1,9 +1,9 @@
 // The IR verifier, the printer, the debug pass and the CPU code generator.
 #include <cstdlib>
+
 #include "ir/builder.hpp"
 #include "ir/passes.hpp"
 #include "ir/printer.hpp"
-
 #include "ir/verifier.hpp"
 #include "test_support.hpp"
 
