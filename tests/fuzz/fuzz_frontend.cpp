@@ -154,8 +154,12 @@ ArgType object_of(const tack::lang::DeviceClass* cls, const std::vector<std::str
 void generate(const tack::ir::Kernel& k, bool cpu) {
   if (cpu) {
     llvm::LLVMContext ctx;
+    // The scalar chunk function, and the widened one (gangs of 8 and of 16 lanes) where the
+    // kernel allows it.
     for (bool no_alias : {false, true})
-      tack::codegen::generate_llvm(k, ctx, {.symbol_prefix = "tack_fuzz", .no_alias = no_alias});
+      for (int bits : {0, 256, 512})
+        tack::codegen::generate_llvm(
+            k, ctx, {.symbol_prefix = "tack_fuzz", .no_alias = no_alias, .vector_bits = bits});
   }
   for (const char* target : {"cuda", "hip", "opencl", "level_zero", "metal"}) {
     try {

@@ -85,7 +85,8 @@ class CpuBackend final : public detail::Backend {
   std::string cache_target(int) override {
     std::call_once(target_once_, [this] {
       const HostTarget& t = host_target();
-      target_ = fmt::format("llvm {}; {};{};{}", TACK_LLVM_VERSION, t.triple, t.cpu, t.features);
+      target_ = fmt::format("llvm {}; {};{};{}; simd {}", TACK_LLVM_VERSION, t.triple, t.cpu,
+                            t.features, simd_enabled() ? "on" : "off");
     });
     return target_;
   }
@@ -165,7 +166,7 @@ class CpuBackend final : public detail::Backend {
 
   std::string emit(const ir::Kernel& k, const detail::CompileOptions& o, bool optimized) override {
     CompiledKernel c = compile_kernel(k, llvm_options(o), host_target(), true);
-    return optimized ? c.ir_after : c.ir_before;
+    return fmt::format("; tack cpu chunk: {}\n{}", c.path, optimized ? c.ir_after : c.ir_before);
   }
 
  private:
@@ -173,7 +174,17 @@ class CpuBackend final : public detail::Backend {
     codegen::LlvmOptions l;
     l.symbol_prefix = o.symbol_prefix;
     l.no_alias = o.no_alias;
+    l.simd = simd_enabled();
     return l;
+  }
+
+  // TACK_CPU_SIMD=0 keeps every kernel on the scalar path (part of the cache key, above).
+  static bool simd_enabled() {
+    static const bool on = [] {
+      const char* v = std::getenv("TACK_CPU_SIMD");
+      return !(v && std::string(v) == "0");
+    }();
+    return on;
   }
 
   std::once_flag target_once_;

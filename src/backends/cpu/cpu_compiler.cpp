@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_compiler.hpp"
 
 #include <fmt/format.h>
+#include <llvm/Analysis/TargetTransformInfo.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -56,21 +57,29 @@ class LlvmCompiler final : public Compiler {
     CompiledKernel out;
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::Module> m;
+    llvm::TargetMachine* tm = nullptr;
     try {
-      m = codegen::generate_llvm(k, ctx, options);
+      tm = &target_machine(target);
+    } catch (const std::exception& e) {
+      out.error = e.what();
+      return out;
+    }
+    try {
+      codegen::LlvmOptions o = options;
+      o.vector_bits = o.simd ? vector_bits(*tm) : 0;
+      m = codegen::generate_llvm(k, ctx, o, &out.path);
     } catch (const std::exception& e) {
       out.error = e.what();
       out.internal_error = true;
       return out;
     }
     try {
-      llvm::TargetMachine& tm = target_machine(target);
       m->setTargetTriple(target.triple);
-      m->setDataLayout(tm.createDataLayout());
+      m->setDataLayout(tm->createDataLayout());
       if (keep_ir) out.ir_before = to_text(*m);
-      optimize(*m, tm);
+      optimize(*m, *tm);
       if (keep_ir) out.ir_after = to_text(*m);
-      out.shared_object = link_shared_object(emit_object(*m, tm));
+      out.shared_object = link_shared_object(emit_object(*m, *tm));
     } catch (const std::exception& e) {
       out.error = e.what();
     }
@@ -97,6 +106,19 @@ class LlvmCompiler final : public Compiler {
     if (!tm_) throw std::runtime_error("LLVM cannot generate code for " + description);
     tm_description_ = description;
     return *tm_;
+  }
+
+  // The width of the vector registers LLVM's cost model prefers for this target (256 bits on
+  // AVX-512 machines where it avoids the 512-bit frequency penalty), asked of a throwaway function.
+  static int vector_bits(llvm::TargetMachine& tm) {
+    llvm::LLVMContext ctx;
+    llvm::Module m("probe", ctx);
+    m.setDataLayout(tm.createDataLayout());
+    auto* f = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), false),
+                                     llvm::Function::ExternalLinkage, "probe", m);
+    llvm::TargetTransformInfo tti = tm.getTargetTransformInfo(*f);
+    return static_cast<int>(
+        tti.getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector).getFixedValue());
   }
 
   static void optimize(llvm::Module& m, llvm::TargetMachine& tm) {

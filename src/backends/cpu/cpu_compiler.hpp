@@ -25,6 +25,7 @@ struct CompiledKernel {
   std::string shared_object;  // an ELF shared object exporting abi.hpp's entry points
   std::string ir_before;      // LLVM IR as generated (when asked for)
   std::string ir_after;       // LLVM IR after optimization (when asked for)
+  std::string path;           // which chunk function: "widened: ..." or "scalar: " and why
   // Empty on success; otherwise why the kernel could not be compiled, and whether that is a bug in
   // Tack (invalid IR) rather than a failure of the compiler or linker on this machine.
   std::string error;

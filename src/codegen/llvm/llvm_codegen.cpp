@@ -10,6 +10,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/llvm/abi.hpp"
+#include "codegen/llvm/gang_codegen.hpp"
+#include "codegen/llvm/value_ops.hpp"
 #include "ir/builder.hpp"
 #include "tack/error.hpp"
 
@@ -23,13 +25,22 @@ using llvm::Value;
 class Generator {
  public:
   Generator(const ir::Kernel& k, llvm::LLVMContext& ctx, const LlvmOptions& options)
-      : k_(k), ctx_(ctx), options_(options), b_(ctx), layout_(k) {
-    module_ = std::make_unique<llvm::Module>(k.name, ctx);
-  }
+      : k_(k),
+        ctx_(ctx),
+        options_(options),
+        b_(ctx),
+        layout_(k),
+        module_(std::make_unique<llvm::Module>(k.name, ctx)),
+        ops_(b_, *module_) {}
 
-  std::unique_ptr<llvm::Module> run() {
+  // The module, with the scalar chunk function unless `widen` (a LaneAnalysis that found nothing
+  // unsupported) and its gang width say to build the widened one.
+  std::unique_ptr<llvm::Module> run(const LaneAnalysis* widen, int width) {
     make_alias_scopes();
-    build_chunk();
+    if (widen)
+      build_gang_chunk(k_, *widen, width, *module_, options_);
+    else
+      build_chunk();
     if (k_.result) build_result();
     std::string err;
     llvm::raw_string_ostream os(err);
@@ -40,31 +51,8 @@ class Generator {
 
  private:
   // ---- types ----
-  llvm::Type* type(DType t) {
-    switch (t) {
-      case DType::Bool:
-        return b_.getInt1Ty();
-      case DType::I8:
-      case DType::U8:
-        return b_.getInt8Ty();
-      case DType::I16:
-      case DType::U16:
-        return b_.getInt16Ty();
-      case DType::I32:
-      case DType::U32:
-        return b_.getInt32Ty();
-      case DType::I64:
-      case DType::U64:
-        return b_.getInt64Ty();
-      case DType::F32:
-        return b_.getFloatTy();
-      case DType::F64:
-        return b_.getDoubleTy();
-    }
-    return nullptr;
-  }
-  // Bools are bytes in memory and i1 in registers.
-  llvm::Type* mem_type(DType t) { return t == DType::Bool ? b_.getInt8Ty() : type(t); }
+  llvm::Type* type(DType t) { return llvm_type(ctx_, t); }
+  llvm::Type* mem_type(DType t) { return llvm_mem_type(ctx_, t); }
   llvm::Type* type(const ir::Type& t) { return type(t.dtype); }
 
   // ---- function skeleton ----
@@ -433,56 +421,11 @@ class Generator {
     std::vector<Value*> idx, vals;
     for (size_t i = 0; i < e.operands.size(); ++i)
       (i < p.type.rank ? idx : vals).push_back(expr(*e.operands[i]));
-    DType dt = p.type.dtype;
-    bool f = is_float(dt);
-    auto ordering = llvm::AtomicOrdering::Monotonic;
-    llvm::MaybeAlign align(dtype_size(dt));
     auto do_atomic = [&]() -> Value* {
-      Value* ptr = address(e.index, idx);
-      if (e.atomic == ir::AtomicOp::Cas) {
-        // Compare-and-swap compares bits: floats go through the integer of their width.
-        llvm::Type* it = b_.getIntNTy(dtype_bits(dt));
-        Value* expected = f ? b_.CreateBitCast(vals[0], it) : vals[0];
-        Value* desired = f ? b_.CreateBitCast(vals[1], it) : vals[1];
-        auto* cas = b_.CreateAtomicCmpXchg(ptr, expected, desired, align, ordering, ordering);
-        annotate(cas, e.index);
-        Value* old = b_.CreateExtractValue(cas, 0);
-        return f ? b_.CreateBitCast(old, type(dt)) : old;
-      }
-      using B = llvm::AtomicRMWInst::BinOp;
-      B op = B::Add;
-      bool s = is_signed(dt);
-      switch (e.atomic) {
-        case ir::AtomicOp::Add:
-          op = f ? B::FAdd : B::Add;
-          break;
-        case ir::AtomicOp::Sub:
-          op = f ? B::FSub : B::Sub;
-          break;
-        case ir::AtomicOp::Min:
-          op = f ? B::FMin : s ? B::Min : B::UMin;
-          break;
-        case ir::AtomicOp::Max:
-          op = f ? B::FMax : s ? B::Max : B::UMax;
-          break;
-        case ir::AtomicOp::And:
-          op = B::And;
-          break;
-        case ir::AtomicOp::Or:
-          op = B::Or;
-          break;
-        case ir::AtomicOp::Xor:
-          op = B::Xor;
-          break;
-        case ir::AtomicOp::Exchange:
-          op = B::Xchg;
-          break;
-        case ir::AtomicOp::Cas:
-          break;
-      }
-      auto* rmw = b_.CreateAtomicRMW(op, ptr, vals[0], align, ordering);
-      annotate(rmw, e.index);
-      return rmw;
+      llvm::Instruction* inst = nullptr;
+      Value* old = ops_.atomic(e.atomic, p.type.dtype, address(e.index, idx), vals, &inst);
+      annotate(inst, e.index);
+      return old;
     };
     return guarded(e.checked, e.index, idx, e.loc, true, do_atomic);
   }
@@ -500,200 +443,6 @@ class Generator {
   }
 
   // ---- expressions ----
-  Value* intrinsic(llvm::Intrinsic::ID id, std::vector<llvm::Type*> types,
-                   std::vector<Value*> args) {
-    return b_.CreateCall(llvm::Intrinsic::getDeclaration(module_.get(), id, types), args);
-  }
-
-  Value* libm(const char* name, DType t, std::vector<Value*> args) {
-    std::string fn = t == DType::F32 ? std::string(name) + "f" : name;
-    std::vector<llvm::Type*> params(args.size(), type(t));
-    auto callee = module_->getOrInsertFunction(fn, llvm::FunctionType::get(type(t), params, false));
-    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-      f->setDoesNotThrow();
-      f->setWillReturn();
-    }
-    return b_.CreateCall(callee, args);
-  }
-
-  Value* cast(Value* v, DType from, DType to) {
-    if (from == to) return v;
-    llvm::Type* t = type(to);
-    if (to == DType::Bool) {
-      return is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
-                            : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
-    }
-    if (from == DType::Bool) return is_float(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
-    if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, t);
-    if (is_float(to)) return is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
-    if (is_float(from))  // truncates toward zero, saturating; NaN gives 0
-      return intrinsic(is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
-                       {t, v->getType()}, {v});
-    return b_.CreateIntCast(v, t, is_signed(from));
-  }
-
-  Value* int_floordiv_mod(Op op, Value* a, Value* d, bool is_signed_type) {
-    auto* ty = a->getType();
-    Value* zero = llvm::ConstantInt::get(ty, 0);
-    Value* one = llvm::ConstantInt::get(ty, 1);
-    Value* d_zero = b_.CreateICmpEQ(d, zero);
-    if (!is_signed_type) {
-      Value* safe = b_.CreateSelect(d_zero, one, d);
-      Value* r = op == Op::FloorDiv ? b_.CreateUDiv(a, safe) : b_.CreateURem(a, safe);
-      return b_.CreateSelect(d_zero, zero, r);
-    }
-    // x // 0 and x % 0 are 0; MIN // -1 wraps to MIN; neither may reach the hardware divider.
-    Value* minus_one = llvm::ConstantInt::get(ty, -1, true);
-    Value* d_m1 = b_.CreateICmpEQ(d, minus_one);
-    Value* safe = b_.CreateSelect(b_.CreateOr(d_zero, d_m1), one, d);
-    Value* q = b_.CreateSDiv(a, safe);
-    Value* r = b_.CreateSRem(a, safe);
-    // Python floors: adjust when the remainder is non-zero and its sign differs from the divisor.
-    Value* adjust =
-        b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, d), zero));
-    Value* result;
-    if (op == Op::FloorDiv) {
-      q = b_.CreateSub(q, b_.CreateZExt(adjust, ty));
-      result = b_.CreateSelect(d_m1, b_.CreateNeg(a), q);
-    } else {
-      result = b_.CreateSelect(adjust, b_.CreateAdd(r, d), r);
-      result = b_.CreateSelect(d_m1, zero, result);
-    }
-    return b_.CreateSelect(d_zero, zero, result);
-  }
-
-  // CPython's float floor division and modulo.
-  Value* float_floordiv_mod(Op op, Value* a, Value* w) {
-    auto* ty = a->getType();
-    Value* zero = llvm::ConstantFP::get(ty, 0.0);
-    Value* mod = b_.CreateFRem(a, w);
-    Value* mod_nz = b_.CreateFCmpUNE(mod, zero);
-    Value* signs_differ = b_.CreateXor(b_.CreateFCmpOLT(w, zero), b_.CreateFCmpOLT(mod, zero));
-    Value* fix = b_.CreateAnd(mod_nz, signs_differ);
-    if (op == Op::Mod) {
-      Value* m = b_.CreateSelect(fix, b_.CreateFAdd(mod, w), mod);
-      Value* signed_zero = intrinsic(llvm::Intrinsic::copysign, {ty}, {zero, w});
-      return b_.CreateSelect(mod_nz, m, signed_zero);
-    }
-    Value* div = b_.CreateFDiv(b_.CreateFSub(a, mod), w);
-    div = b_.CreateSelect(fix, b_.CreateFSub(div, llvm::ConstantFP::get(ty, 1.0)), div);
-    Value* fl = intrinsic(llvm::Intrinsic::floor, {ty}, {div});
-    Value* rounded =
-        b_.CreateSelect(b_.CreateFCmpOGT(b_.CreateFSub(div, fl), llvm::ConstantFP::get(ty, 0.5)),
-                        b_.CreateFAdd(fl, llvm::ConstantFP::get(ty, 1.0)), fl);
-    Value* quotient_zero = intrinsic(llvm::Intrinsic::copysign, {ty}, {zero, b_.CreateFDiv(a, w)});
-    Value* r = b_.CreateSelect(b_.CreateFCmpUNE(div, zero), rounded, quotient_zero);
-    // x // 0.0 is what x / 0.0 is (inf or nan), as in NumPy.
-    return b_.CreateSelect(b_.CreateFCmpOEQ(w, zero), b_.CreateFDiv(a, w), r);
-  }
-
-  // Exact integer power by squaring, modulo 2^N. A negative exponent gives the truncated real
-  // result: 1 for base 1, +-1 for base -1, 0 otherwise.
-  Value* int_pow(Value* base, Value* e, bool is_signed_type) {
-    auto* ty = base->getType();
-    std::string name =
-        fmt::format("tack.ipow.{}{}", is_signed_type ? "i" : "u", ty->getIntegerBitWidth());
-    llvm::Function* f = module_->getFunction(name);
-    if (!f) {
-      auto saved = b_.saveIP();
-      f = llvm::Function::Create(llvm::FunctionType::get(ty, {ty, ty}, false),
-                                 llvm::Function::InternalLinkage, name, *module_);
-      f->addFnAttr(llvm::Attribute::NoUnwind);
-      auto* entry = BasicBlock::Create(ctx_, "entry", f);
-      auto* loop = BasicBlock::Create(ctx_, "loop", f);
-      auto* done = BasicBlock::Create(ctx_, "done", f);
-      auto* negative = BasicBlock::Create(ctx_, "negative", f);
-      Value* x = f->getArg(0);
-      Value* n = f->getArg(1);
-      b_.SetInsertPoint(entry);
-      Value* zero = llvm::ConstantInt::get(ty, 0);
-      Value* one = llvm::ConstantInt::get(ty, 1);
-      if (is_signed_type)
-        b_.CreateCondBr(b_.CreateICmpSLT(n, zero), negative, loop);
-      else
-        b_.CreateBr(loop);
-      b_.SetInsertPoint(loop);
-      auto* acc = b_.CreatePHI(ty, 2);
-      auto* bb = b_.CreatePHI(ty, 2);
-      auto* ee = b_.CreatePHI(ty, 2);
-      acc->addIncoming(one, entry);
-      bb->addIncoming(x, entry);
-      ee->addIncoming(n, entry);
-      Value* odd = b_.CreateICmpNE(b_.CreateAnd(ee, one), zero);
-      Value* acc2 = b_.CreateSelect(odd, b_.CreateMul(acc, bb), acc);
-      Value* b2 = b_.CreateMul(bb, bb);
-      Value* e2 = b_.CreateLShr(ee, one);
-      acc->addIncoming(acc2, loop);
-      bb->addIncoming(b2, loop);
-      ee->addIncoming(e2, loop);
-      b_.CreateCondBr(b_.CreateICmpEQ(e2, zero), done, loop);
-      b_.SetInsertPoint(done);
-      auto* result = b_.CreatePHI(ty, 1);
-      result->addIncoming(acc2, loop);
-      // A zero exponent runs the loop once with an even exponent: the result stays 1.
-      b_.CreateRet(result);
-      b_.SetInsertPoint(negative);
-      Value* minus_one = llvm::ConstantInt::get(ty, -1, true);
-      Value* odd_n = b_.CreateICmpNE(b_.CreateAnd(n, one), zero);
-      Value* r = b_.CreateSelect(b_.CreateICmpEQ(x, one), one,
-                                 b_.CreateSelect(b_.CreateICmpEQ(x, minus_one),
-                                                 b_.CreateSelect(odd_n, minus_one, one), zero));
-      b_.CreateRet(r);
-      b_.restoreIP(saved);
-    }
-    return b_.CreateCall(f, {base, e});
-  }
-
-  Value* shift(Op op, Value* v, Value* amount, DType t, DType amount_type) {
-    auto* ty = v->getType();
-    unsigned width = ty->getIntegerBitWidth();
-    // Amounts are read as unsigned: a negative or too-large amount shifts everything out.
-    Value* amt64 = b_.CreateIntCast(amount, b_.getInt64Ty(), is_signed(amount_type));
-    Value* too_big = b_.CreateICmpUGE(amt64, b_.getInt64(width));
-    Value* amt = b_.CreateTrunc(b_.CreateSelect(too_big, b_.getInt64(0), amt64), ty);
-    if (op == Op::Shl)
-      return b_.CreateSelect(too_big, llvm::ConstantInt::get(ty, 0), b_.CreateShl(v, amt));
-    if (is_signed(t)) {
-      Value* sign = b_.CreateAShr(v, llvm::ConstantInt::get(ty, width - 1));
-      return b_.CreateSelect(too_big, sign, b_.CreateAShr(v, amt));
-    }
-    return b_.CreateSelect(too_big, llvm::ConstantInt::get(ty, 0), b_.CreateLShr(v, amt));
-  }
-
-  Value* compare(Op op, Value* a, Value* c, DType t) {
-    if (is_float(t)) {
-      switch (op) {
-        case Op::Lt:
-          return b_.CreateFCmpOLT(a, c);
-        case Op::Le:
-          return b_.CreateFCmpOLE(a, c);
-        case Op::Gt:
-          return b_.CreateFCmpOGT(a, c);
-        case Op::Ge:
-          return b_.CreateFCmpOGE(a, c);
-        case Op::Eq:
-          return b_.CreateFCmpOEQ(a, c);
-        default:
-          return b_.CreateFCmpUNE(a, c);
-      }
-    }
-    bool s = is_signed(t);
-    switch (op) {
-      case Op::Lt:
-        return s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c);
-      case Op::Le:
-        return s ? b_.CreateICmpSLE(a, c) : b_.CreateICmpULE(a, c);
-      case Op::Gt:
-        return s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c);
-      case Op::Ge:
-        return s ? b_.CreateICmpSGE(a, c) : b_.CreateICmpUGE(a, c);
-      case Op::Eq:
-        return b_.CreateICmpEQ(a, c);
-      default:
-        return b_.CreateICmpNE(a, c);
-    }
-  }
-
   // Evaluates `then` or `otherwise` (only one), joining the results.
   template <typename A, typename B>
   Value* branch_value(Value* cond, A then, B otherwise, const char* name) {
@@ -716,70 +465,6 @@ class Generator {
     return phi;
   }
 
-  Value* call(const ir::Expr& e) {
-    using ir::Builtin;
-    DType t = e.operands[0]->type.dtype;
-    std::vector<Value*> a;
-    for (const auto& o : e.operands) a.push_back(expr(*o));
-    llvm::Type* ty = type(t);
-    switch (e.callee) {
-      case Builtin::Sqrt:
-        return intrinsic(llvm::Intrinsic::sqrt, {ty}, a);
-      case Builtin::Rsqrt:
-        return b_.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
-                             intrinsic(llvm::Intrinsic::sqrt, {ty}, a));
-      case Builtin::Sin:
-        return libm("sin", t, a);
-      case Builtin::Cos:
-        return libm("cos", t, a);
-      case Builtin::Tan:
-        return libm("tan", t, a);
-      case Builtin::Asin:
-        return libm("asin", t, a);
-      case Builtin::Acos:
-        return libm("acos", t, a);
-      case Builtin::Atan:
-        return libm("atan", t, a);
-      case Builtin::Atan2:
-        return libm("atan2", t, a);
-      case Builtin::Sinh:
-        return libm("sinh", t, a);
-      case Builtin::Cosh:
-        return libm("cosh", t, a);
-      case Builtin::Tanh:
-        return libm("tanh", t, a);
-      case Builtin::Exp:
-        return libm("exp", t, a);
-      case Builtin::Exp2:
-        return libm("exp2", t, a);
-      case Builtin::Log:
-        return libm("log", t, a);
-      case Builtin::Log2:
-        return libm("log2", t, a);
-      case Builtin::Log10:
-        return libm("log10", t, a);
-      case Builtin::Floor:
-        return intrinsic(llvm::Intrinsic::floor, {ty}, a);
-      case Builtin::Ceil:
-        return intrinsic(llvm::Intrinsic::ceil, {ty}, a);
-      case Builtin::Trunc:
-        return intrinsic(llvm::Intrinsic::trunc, {ty}, a);
-      case Builtin::Round:
-        return intrinsic(llvm::Intrinsic::roundeven, {ty}, a);
-      case Builtin::Abs:
-        if (is_float(t)) return intrinsic(llvm::Intrinsic::fabs, {ty}, a);
-        return intrinsic(llvm::Intrinsic::abs, {ty}, {a[0], b_.getFalse()});
-      case Builtin::Fma:
-        return intrinsic(llvm::Intrinsic::fma, {ty}, a);
-      case Builtin::IsNan:
-        return b_.CreateFCmpUNO(a[0], a[0]);
-      case Builtin::IsInf:
-        return b_.CreateFCmpOEQ(intrinsic(llvm::Intrinsic::fabs, {ty}, a),
-                                llvm::ConstantFP::getInfinity(ty));
-    }
-    return nullptr;
-  }
-
   Value* expr(const ir::Expr& e) {
     DType t = e.type.dtype;
     switch (e.op) {
@@ -794,12 +479,8 @@ class Generator {
         return extents_[e.index][e.dim];
       case Op::Load:
         return load(e);
-      case Op::Call:
-        return call(e);
       case Op::Atomic:
         return atomic(e);
-      case Op::Cast:
-        return cast(expr(*e.operands[0]), e.operands[0]->type.dtype, t);
       case Op::Select: {
         Value* c = expr(*e.operands[0]);
         return branch_value(
@@ -815,14 +496,6 @@ class Generator {
         return branch_value(
             l, [&] { return b_.getTrue(); }, [&] { return expr(*e.operands[1]); }, "or");
       }
-      case Op::Not:
-        return b_.CreateNot(expr(*e.operands[0]));
-      case Op::Neg: {
-        Value* v = expr(*e.operands[0]);
-        return is_float(t) ? b_.CreateFNeg(v) : b_.CreateNeg(v);
-      }
-      case Op::BitNot:
-        return b_.CreateNot(expr(*e.operands[0]));
       case Op::ThreadId:
       case Op::GroupId:
       case Op::GroupSize:
@@ -833,80 +506,17 @@ class Generator {
       default:
         break;
     }
-    Value* a = expr(*e.operands[0]);
-    Value* c = expr(*e.operands[1]);
-    DType ot = e.operands[0]->type.dtype;
-    if (ir::is_comparison(e.op)) return compare(e.op, a, c, ot);
-    bool f = is_float(t);
-    switch (e.op) {
-      case Op::Add:
-        return f ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
-      case Op::Sub:
-        return f ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
-      case Op::Mul:
-        return f ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
-      case Op::Div:
-        return b_.CreateFDiv(a, c);
-      case Op::FloorDiv:
-      case Op::Mod:
-        return f ? float_floordiv_mod(e.op, a, c) : int_floordiv_mod(e.op, a, c, is_signed(t));
-      case Op::Pow:
-        return f ? intrinsic(llvm::Intrinsic::pow, {type(t)}, {a, c}) : int_pow(a, c, is_signed(t));
-      case Op::Shl:
-      case Op::Shr:
-        return shift(e.op, a, c, t, e.operands[1]->type.dtype);
-      case Op::BitAnd:
-        return b_.CreateAnd(a, c);
-      case Op::BitOr:
-        return b_.CreateOr(a, c);
-      case Op::BitXor:
-        return b_.CreateXor(a, c);
-      case Op::Min:
-        if (f) return intrinsic(llvm::Intrinsic::minimum, {type(t)}, {a, c});
-        return intrinsic(is_signed(t) ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, {type(t)},
-                         {a, c});
-      case Op::Max:
-        if (f) return intrinsic(llvm::Intrinsic::maximum, {type(t)}, {a, c});
-        return intrinsic(is_signed(t) ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, {type(t)},
-                         {a, c});
-      default:
-        break;
-    }
+    std::vector<Value*> operands;
+    for (const auto& o : e.operands) operands.push_back(expr(*o));
+    if (Value* v = ops_.apply(e, operands)) return v;
     throw Error(
         fmt::format("internal error: no CPU code for IR operation '{}'", ir::op_name(e.op)));
   }
 
-  // One printf call per print, so that lines from different threads do not interleave.
   void print(const ir::Stmt& s) {
-    std::string format;
-    std::vector<Value*> args{nullptr};
-    auto escaped = [](const std::string& text) {
-      std::string out;
-      for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
-      return out;
-    };
-    for (size_t i = 0; i < s.labels.size(); ++i) {
-      format += escaped(s.labels[i]);
-      if (i == s.indices.size()) break;
-      const ir::Expr& e = *s.indices[i];
-      Value* v = expr(e);
-      DType t = e.type.dtype;
-      if (t == DType::Bool) {
-        format += "%s";
-        args.push_back(b_.CreateSelect(v, b_.CreateGlobalStringPtr("True"),
-                                       b_.CreateGlobalStringPtr("False")));
-      } else if (is_float(t)) {
-        format += t == DType::F32 ? "%.7g" : "%.15g";  // enough digits to tell values apart
-        args.push_back(b_.CreateFPExt(v, b_.getDoubleTy()));
-      } else {
-        format += is_signed(t) ? "%lld" : "%llu";
-        args.push_back(b_.CreateIntCast(v, b_.getInt64Ty(), is_signed(t)));
-      }
-    }
-    args[0] = b_.CreateGlobalStringPtr(format);
-    auto printf = module_->getOrInsertFunction(
-        "printf", llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, true));
-    b_.CreateCall(printf, args);
+    std::vector<Value*> values;
+    for (const auto& e : s.indices) values.push_back(expr(*e));
+    ops_.print(s, values);
   }
 
   // ---- statements ----
@@ -1030,6 +640,7 @@ class Generator {
   llvm::IRBuilder<> b_;
   ArgLayout layout_;
   std::unique_ptr<llvm::Module> module_;
+  ValueOps ops_;
   llvm::Function* fn_ = nullptr;
   std::vector<Value*> arrays_;
   std::vector<std::vector<Value*>> extents_;
@@ -1044,8 +655,21 @@ class Generator {
 }  // namespace
 
 std::unique_ptr<llvm::Module> generate_llvm(const ir::Kernel& k, llvm::LLVMContext& ctx,
-                                            const LlvmOptions& options) {
-  return Generator(k, ctx, options).run();
+                                            const LlvmOptions& options, std::string* path) {
+  std::string why;
+  if (options.vector_bits <= 0) {
+    why = "SIMD lanes are off (TACK_CPU_SIMD=0)";
+  } else {
+    LaneAnalysis lanes = analyze_lanes(k);
+    if (lanes.unsupported.empty()) {
+      int width = gang_width(k, options.vector_bits);
+      if (path) *path = fmt::format("widened: gangs of {} lanes", width);
+      return Generator(k, ctx, options).run(&lanes, width);
+    }
+    why = lanes.unsupported;
+  }
+  if (path) *path = "scalar: " + why;
+  return Generator(k, ctx, options).run(nullptr, 0);
 }
 
 }  // namespace tack::codegen

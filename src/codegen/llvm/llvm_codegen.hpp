@@ -18,10 +18,18 @@ struct LlvmOptions {
   // The arrays were checked at the call not to overlap: accesses to different arrays get
   // alias-scope metadata so that the vectorizer needs no runtime overlap checks.
   bool no_alias = false;
+  // Run the parallel loop in SIMD lanes (gang_codegen.hpp) where the kernel allows; the backend
+  // turns it off with TACK_CPU_SIMD=0.
+  bool simd = true;
+  // The target's vector register width, which the compiler fills in from LLVM's description of
+  // the target; 0 runs every kernel on the scalar path.
+  int vector_bits = 0;
 };
 
-// Builds the chunk (and result) functions of abi.hpp for `k`. The module is verified.
+// Builds the chunk (and result) functions of abi.hpp for `k`. The module is verified. `path`, when
+// given, receives which chunk function was built ("widened: ..." or "scalar: " and why).
 std::unique_ptr<llvm::Module> generate_llvm(const ir::Kernel& k, llvm::LLVMContext& ctx,
-                                            const LlvmOptions& options);
+                                            const LlvmOptions& options,
+                                            std::string* path = nullptr);
 
 }  // namespace tack::codegen
