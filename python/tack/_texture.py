@@ -8,8 +8,9 @@ class Texture(_tack.Texture):
     """A snapshot of an f32 array (x fastest) that kernels sample with normalized coordinates,
     linear filtering and clamp-to-edge addressing. update() takes a new snapshot after the array
     changes. interp="linear" samples with the device's texture unit where the backend has one
-    (get_backend().supports_hardware_textures; coarser weights, within the bound of
-    docs/language.md), interp="linear_exact" in software everywhere (the same bits as the CPU)."""
+    (tack.runtime.dispatch.get_backend().supports_hardware_textures; coarser weights, within the
+    bound of docs/language.md), interp="linear_exact" in software everywhere (the same bits as the
+    CPU)."""
 
     def __init__(self, array, shape, interp="linear"):
         self._source = array
