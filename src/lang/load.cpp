@@ -172,6 +172,9 @@ std::shared_ptr<const ResolvedModule> load_module(std::shared_ptr<const SourceFi
   // The top level without its functions, whose lines are left empty so that positions stay.
   std::string head;
   head.reserve(text.size());
+  // The comments and blank lines before the first statement belong to no statement.
+  for (char c : std::string_view(text).substr(0, statements.front().begin))
+    if (c == '\n') head.push_back('\n');
   for (const TopLevelStatement& s : statements) {
     const std::string_view part = std::string_view(text).substr(s.begin, s.end - s.begin);
     if (s.function.empty()) {

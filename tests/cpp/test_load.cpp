@@ -155,6 +155,35 @@ std::string read(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// Lines before the first statement (comments, blank lines) count: the top level's classes and
+// constants, parsed without the functions, keep the lines they have in the file.
+TEST(LoadModule, TheTopLevelKeepsItsLinesAfterLeadingComments) {
+  const char* text =
+      "# a comment\n"
+      "\n"
+      "import tack\n"
+      "@tack.data_oriented\n"
+      "class Scale:\n"
+      "    @tack.func\n"
+      "    def apply(self, x):\n"
+      "        return x\n"
+      "@tack.kernel\n"
+      "def k(s, a):\n"
+      "    for i in range(a.shape[0]):\n"
+      "        a[i] = s.apply(a[i])\n";
+  auto lazy = load_module(file(text));
+  const ast::FunctionDef* apply = lazy->function("Scale.apply");
+  ASSERT_NE(apply, nullptr);
+  EXPECT_EQ(apply->loc.line, 7);
+  EXPECT_EQ(lazy->function("k")->loc.line, 10);
+  try {
+    load_module(file("# a comment\n\nimport tack\nC = tack.constant('x')\ndef f():\n    pass\n"));
+    FAIL() << "no error for the bad constant";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 4);
+  }
+}
+
 // Every kernels file of the tests loads to the same module as the whole parse.
 TEST(LoadModule, TheTestKernelsFilesLoadAsTheWholeParse) {
   int files = 0;

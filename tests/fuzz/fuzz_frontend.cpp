@@ -201,8 +201,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Module::from_source's lazy load (lang/load.hpp) finds the same kernels, each parsed alone from
   // the lines the scanner gives it; and finding a definition at any line never fails badly.
   try {
-    if (tack::lang::load_module(file)->kernel_names() != module->kernel_names())
-      finding("lazy load", "the kernels differ from the whole parse's");
+    auto lazy = tack::lang::load_module(file);
+    if (lazy->kernel_names() != module->kernel_names() ||
+        lazy->func_names() != module->func_names())
+      finding("lazy load", "the kernels or functions differ from the whole parse's");
+    std::vector<std::string> names = module->kernel_names();
+    for (const std::string& f : module->func_names()) names.push_back(f);
+    for (const std::string& name : names) {
+      const tack::ast::FunctionDef* a = nullptr;
+      try {
+        a = lazy->function(name);
+      } catch (const tack::CompileError&) {
+        continue;  // a function the whole parse resolves lazily too fails alone, as it should
+      }
+      const tack::ast::FunctionDef* b = module->function(name);
+      if (a && b && (a->loc.line != b->loc.line || a->loc.col != b->loc.col))
+        finding("lazy load", name + " is at another line or column than in the whole parse");
+    }
     for (int line = 1; line <= 64; ++line) tack::lang::statement_at(text, line);
   } catch (const std::exception& e) {
     finding("lazy load", e.what());

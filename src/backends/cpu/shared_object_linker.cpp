@@ -2,12 +2,12 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <gnu/lib-names.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -54,12 +54,21 @@ bool calls_out(const std::string& object) {
   return false;
 }
 
-// The file of the library in this process that defines `fn`.
-std::string library_of(const void* fn) {
-  Dl_info info{};
-  if (::dladdr(fn, &info) == 0 || info.dli_fname == nullptr)
-    throw std::runtime_error("cannot link the kernel: the C libraries of this process are unknown");
-  return info.dli_fname;
+// The file of the C library `soname` (LIBM_SO, LIBC_SO) that this process has loaded. Asked of
+// the dynamic loader by name rather than through the address of one of its functions: under a
+// sanitizer, sinf and printf are the sanitizer's interceptors, which live in the program itself,
+// and a kernel linked against the program cannot be loaded.
+std::string library_path(const char* soname) {
+  void* handle = ::dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+  link_map* map = nullptr;
+  const bool found = handle != nullptr && ::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 &&
+                     map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0';
+  std::string path = found ? map->l_name : "";
+  if (handle != nullptr) ::dlclose(handle);
+  if (!found)
+    throw std::runtime_error(
+        fmt::format("cannot link the kernel: {} is not loaded in this process", soname));
+  return path;
 }
 
 // Runs lld's ELF driver; returns its error output, empty on success. lld keeps global state, so
@@ -91,8 +100,8 @@ std::string link_shared_object(const std::string& object) {
     // Bound to these libraries' current symbol versions, as a program built here would be (exp's
     // of glibc 2.29, not its compatibility one); a symbol neither defines fails the link (-z defs)
     // rather than the load.
-    libm = library_of(reinterpret_cast<const void*>(static_cast<float (*)(float)>(&::sinf)));
-    libc = library_of(reinterpret_cast<const void*>(&::printf));
+    libm = library_path(LIBM_SO);
+    libc = library_path(LIBC_SO);
   }
 
   // The output: lld writes a file it finds is not a regular one from memory, in one piece, so a
