@@ -14,6 +14,16 @@ typedef unsigned int uint;
 typedef unsigned long ulong;  // 64-bit, as in Metal
 static_assert(sizeof(long) == 8, "Metal's long is 64-bit");
 
+// The vectors that texture coordinates are passed as.
+struct float2 {
+  float x, y;
+  float2(float x_, float y_) : x(x_), y(y_) {}
+};
+struct float3 {
+  float x, y, z;
+  float3(float x_, float y_, float z_) : x(x_), y(y_), z(z_) {}
+};
+
 namespace metal {
 using std::acos;
 using std::asin;
@@ -96,8 +106,25 @@ inline mem_flags operator|(mem_flags a, mem_flags b) {
 }
 inline void threadgroup_barrier(mem_flags) {}
 
+// Textures and samplers: the constructors and calls the generated code makes, with their types.
+enum class coord { normalized, pixel };
+enum class address { clamp_to_edge, repeat };
+enum class filter { nearest, linear };
+struct sampler {
+  constexpr sampler(coord, address, filter) {}
+};
 template <typename T>
-struct texture3d {};
+struct vec4 {
+  T x, y, z, w;
+};
+template <typename T>
+struct texture2d {
+  vec4<T> sample(sampler, float2) const { return {}; }
+};
+template <typename T>
+struct texture3d {
+  vec4<T> sample(sampler, float3) const { return {}; }
+};
 }  // namespace metal
 
 template <typename To, typename From>

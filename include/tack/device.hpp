@@ -22,6 +22,10 @@ struct BackendInfo {
   std::set<DType> supported_atomic_dtypes;
   bool supports_device_reductions = false;
   bool supports_workgroups = false;
+  // tex.sample reads the device's texture unit (images with linear filtering, coarser weights
+  // than the software path's: docs/language.md); false: sampled in software, the same bits as on
+  // the CPU. Textures made with interp="linear_exact" are sampled in software everywhere.
+  bool supports_hardware_textures = false;
   int max_workgroup_size = 1;
   std::vector<std::string> device_memory_spaces;  // what memory_space() answers for its memory
   bool asynchronous = false;                      // launches return once queued

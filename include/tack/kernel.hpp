@@ -33,8 +33,10 @@ class Arg {
   enum class Kind : uint8_t { Array, Int, UInt, Float, Bool, Object };
   Arg(const Array& a) : kind_(Kind::Array), array_(&a) {}
   Arg(Array& a) : kind_(Kind::Array), array_(&a) {}
-  Arg(const Texture& t) : kind_(Kind::Array), array_(&t.data()), texture_(true) {}
-  Arg(Texture& t) : kind_(Kind::Array), array_(&t.data()), texture_(true) {}
+  Arg(const Texture& t)
+      : kind_(Kind::Array), array_(&t.data()), texture_(true), texture_exact_(t.exact()) {}
+  Arg(Texture& t)
+      : kind_(Kind::Array), array_(&t.data()), texture_(true), texture_exact_(t.exact()) {}
   Arg(const Object& o) : kind_(Kind::Object), object_(&o) {}
   Arg(Object& o) : kind_(Kind::Object), object_(&o) {}
   explicit Arg(const Attribute& a);  // an array, number or object of an object's attributes
@@ -56,6 +58,7 @@ class Arg {
 
   Kind kind() const { return kind_; }
   bool is_texture() const { return texture_; }
+  bool is_exact_texture() const { return texture_exact_; }  // made with Interp::LinearExact
   const Array& array() const { return *array_; }
   const Object& object() const { return *object_; }
   int64_t int_value() const { return i_; }
@@ -67,6 +70,7 @@ class Arg {
   const Array* array_ = nullptr;
   const Object* object_ = nullptr;
   bool texture_ = false;
+  bool texture_exact_ = false;
   int64_t i_ = 0;
   uint64_t u_ = 0;
   double f_ = 0;

@@ -41,8 +41,9 @@ class Attribute {
  public:
   enum class Kind : uint8_t { Array, Int, UInt, Float, Bool, Object, Function, Unsupported, Tuple };
   Attribute(const Array& a) : kind_(Kind::Array), array_(a) {}  // NOLINT: implicit on purpose
-  Attribute(const Texture& t) : kind_(Kind::Array), array_(t.data()), texture_(true) {}  // NOLINT
-  Attribute(bool b) : kind_(Kind::Bool), i_(b) {}                                        // NOLINT
+  Attribute(const Texture& t)                                   // NOLINT
+      : kind_(Kind::Array), array_(t.data()), texture_(true), texture_exact_(t.exact()) {}
+  Attribute(bool b) : kind_(Kind::Bool), i_(b) {}  // NOLINT
   template <typename T>
   requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Attribute(T v) {  // NOLINT
     if constexpr (std::is_unsigned_v<T>) {
@@ -71,6 +72,7 @@ class Attribute {
 
   Kind kind() const { return kind_; }
   bool is_texture() const { return texture_; }
+  bool is_exact_texture() const { return texture_exact_; }
   const Array& array() const { return array_; }
   int64_t int_value() const { return i_; }
   uint64_t uint_value() const { return u_; }
@@ -84,6 +86,7 @@ class Attribute {
   Kind kind_ = Kind::Int;
   Array array_;
   bool texture_ = false;
+  bool texture_exact_ = false;
   int64_t i_ = 0;
   uint64_t u_ = 0;
   double f_ = 0;

@@ -419,17 +419,24 @@ void bind_texture(nb::module_& m) {
   g_texture_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   cls.def(
          "__init__",
-         [](Texture* t, const Array& source, nb::handle shape) {
+         [](Texture* t, const Array& source, nb::handle shape, const std::string& interp) {
            Shape s = to_shape(shape);
+           if (interp != "linear" && interp != "linear_exact")
+             throw ValueError("interp='" + interp +
+                              "' is not a filtering: write interp='linear' (the texture unit "
+                              "where the backend has one) or interp='linear_exact' (the same "
+                              "bits on every backend)");
+           Interp i = interp == "linear" ? Interp::Linear : Interp::LinearExact;
            if (s.size() == 2)
-             new (t) Texture(texture2d(source, {s[0], s[1]}));
+             new (t) Texture(texture2d(source, {s[0], s[1]}, i));
            else if (s.size() == 3)
-             new (t) Texture(texture3d(source, {s[0], s[1], s[2]}));
+             new (t) Texture(texture3d(source, {s[0], s[1], s[2]}, i));
            else
              throw ValueError("a texture's shape is (width, height) or (width, height, depth)");
          },
-         nb::arg("source"), nb::arg("shape"))
+         nb::arg("source"), nb::arg("shape"), nb::arg("interp") = "linear")
       .def_prop_ro("dims", &Texture::dims)
+      .def_prop_ro("interp", [](const Texture& t) { return t.exact() ? "linear_exact" : "linear"; })
       .def_prop_ro("data", [](const Texture& t) { return t.data(); })
       .def("update", &Texture::update, nb::call_guard<nb::gil_scoped_release>());
 }

@@ -346,6 +346,7 @@ void bind_module(nb::module_& m) {
       .def_prop_ro("supports_f64", &BackendInfo::supports_f64)
       .def_ro("supports_device_reductions", &BackendInfo::supports_device_reductions)
       .def_ro("supports_workgroups", &BackendInfo::supports_workgroups)
+      .def_ro("supports_hardware_textures", &BackendInfo::supports_hardware_textures)
       .def_ro("max_workgroup_size", &BackendInfo::max_workgroup_size)
       .def_prop_ro("device_memory_spaces",
                    [](const BackendInfo& b) {

@@ -71,6 +71,9 @@ class Backend {
   virtual void copy_on_device(int device, void* dst, const void* src, size_t bytes) = 0;
   virtual void fill(int device, void* dst, const void* pattern, size_t pattern_bytes,
                     size_t count) = 0;
+  // The texels at `data` (a texture's snapshot, from allocate()) were rewritten: a backend that
+  // keeps an image of them (hardware textures) refreshes it before the next launch reads it.
+  virtual void texels_changed(int device, const void* data) {}
 
   // Code. The target string goes into the cache key: architecture, compiler and driver versions.
   virtual std::string cache_target(int device) = 0;

@@ -132,7 +132,8 @@ class Prover {
       auto it = host_locals_.find(e.index);
       return it == host_locals_.end() ? nullptr : cast_to(it->second->clone(), e.type);
     }
-    if (e.op == Op::Load || e.op == Op::Atomic || e.op == Op::Call) return nullptr;
+    if (e.op == Op::Load || e.op == Op::Atomic || e.op == Op::Call || e.op == Op::TextureSample)
+      return nullptr;
     auto out = std::make_unique<Expr>(e.op, e.type, e.loc);
     out->index = e.index;
     out->dim = e.dim;

@@ -100,6 +100,8 @@ const char* op_name(Op op) {
       return "group_size";
     case Op::Collective:
       return "block";
+    case Op::TextureSample:
+      return "sample";
   }
   return "?";
 }

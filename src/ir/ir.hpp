@@ -62,6 +62,10 @@ enum class Op : uint8_t {
   GroupSize,   // the lanes in a group (i32)
   Collective,  // collective = which; operands = value; every lane of the group takes part and
                // receives the group's sum/min/max, or (Scan) the inclusive prefix sum up to it
+  // Textures sampled by the target's texture unit (Param::texture): index = the texture
+  // parameter, operands = its rank's f32 coordinates (x first, normalized); type f32. Sema emits
+  // it only for targets with hardware textures; elsewhere sampling is loads and arithmetic.
+  TextureSample,
 };
 
 // Block collectives over the lanes of a group. Every backend combines the 256 values in the same
@@ -169,6 +173,9 @@ struct Param {
   bool written = false;    // arrays: stored to somewhere in the kernel
   int64_t local_size = 0;  // a local or shared array's element count; 0 for parameters
   bool shared = false;     // a tack.shared array (workgroup memory)
+  // An f32 array of rank 2 or 3 that the kernel only samples in hardware (Op::TextureSample):
+  // passed as the target's texture handle, with no address and no extents.
+  bool texture = false;
 
   // A reduction's partial results (ir::Reduction): made by sema, passed by no caller; the runtime
   // allocates reduction_partials(iterations) elements of it for each launch.

@@ -36,6 +36,14 @@ class Printer {
         }
         return s + ")";
       }
+      case Op::TextureSample: {
+        std::string s = fmt::format("(sample:f32 {}", k_.params[e.index].name);
+        for (const auto& o : e.operands) {
+          s += " ";
+          s += expr(*o);
+        }
+        return s + ")";
+      }
       case Op::Collective:
         return fmt::format("(block_{}:{} {})", collective_name(e.collective), to_string(e.type),
                            expr(*e.operands[0]));

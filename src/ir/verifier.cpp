@@ -123,12 +123,24 @@ class Verifier {
         break;
       case Op::ArrayDim:
         expect(e.dim >= 0 && e.dim < array_param(e.index, e.loc).type.rank, e, "dim out of range");
+        expect(!k_.params[e.index].texture, e, "extent of a hardware texture");
         expect(e.type == Type::i64(), e, "array dimension is not i64");
         break;
       case Op::Load: {
         const Param& p = array_param(e.index, e.loc);
         indices(p, ops, e.loc);
         expect(e.type == Type::scalar(p.type.dtype), e, "load type differs from the array dtype");
+        expect(!p.texture, e, "load from a hardware texture");
+        break;
+      }
+      case Op::TextureSample: {
+        const Param& p = array_param(e.index, e.loc);
+        expect(p.texture && p.type.dtype == DType::F32 && (p.type.rank == 2 || p.type.rank == 3), e,
+               "sample of a parameter that is not a hardware texture");
+        expect(ops.size() == static_cast<size_t>(p.type.rank), e, "texture coordinate count");
+        for (const auto& o : ops)
+          expect(o->type == Type::scalar(DType::F32), e, "texture coordinate is not f32");
+        expect(e.type == Type::scalar(DType::F32), e, "texture sample is not f32");
         break;
       }
       case Op::Not:

@@ -18,6 +18,7 @@ Arg::Arg(const Attribute& a) {
       kind_ = Kind::Array;
       array_ = &a.array();
       texture_ = a.is_texture();
+      texture_exact_ = a.is_exact_texture();
       return;
     case Attribute::Kind::Int:
       i_ = a.int_value();
@@ -83,7 +84,7 @@ void append_type(std::string& key, const sema::ArgType& t) {
   key.push_back(static_cast<char>(t.kind));
   key.push_back(static_cast<char>(t.dtype));
   key.push_back(static_cast<char>(t.rank));
-  key.push_back(static_cast<char>(t.texture ? 't' : t.lanes));
+  key.push_back(static_cast<char>(t.texture ? (t.exact ? 'e' : 't') : t.lanes));
 }
 
 void append_constant(std::string& key, const lang::Constant& c) {
@@ -198,7 +199,7 @@ sema::ArgType object_type(const Object& o, bool any_f64, std::vector<Arg>& leave
 sema::ArgType arg_type(const Arg& a, bool any_f64) {
   switch (a.kind()) {
     case Arg::Kind::Array:
-      return a.is_texture() ? sema::ArgType::texture_of(a.array().ndim())
+      return a.is_texture() ? sema::ArgType::texture_of(a.array().ndim(), a.is_exact_texture())
                             : sema::ArgType::array(a.array().dtype(), a.array().ndim(),
                                                    sema::ArgType::lanes_of(a.array().shape()));
     case Arg::Kind::Bool:

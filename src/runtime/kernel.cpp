@@ -146,6 +146,7 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   sema::TargetRules rules;
   rules.backend_label = info.label;
   rules.supports_workgroups = info.supports_workgroups;
+  rules.hardware_textures = info.supports_hardware_textures;
   rules.atomic_dtypes = info.supported_atomic_dtypes;
   auto v = std::make_unique<Variant>();
   v->ir = sema::specialize(*ks.module, ks.name, c.types, rules);

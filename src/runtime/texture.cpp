@@ -1,12 +1,17 @@
 // Textures are snapshots: a copy of the source array made at creation and at update(), so that a
-// kernel sampling one never sees a half-written source. Sampling itself is kernel code (sema).
+// kernel sampling one never sees a half-written source. Sampling itself is kernel code (sema), or
+// the device's texture unit reading an image that the backend makes of the snapshot at the first
+// launch and refreshes when update() says the snapshot changed.
 #include "tack/texture.hpp"
 
 #include <fmt/format.h>
 
+#include "backends/backend.hpp"
+
 namespace tack {
 
-Texture::Texture(const Array& source, Shape shape) : source_(source) {
+Texture::Texture(const Array& source, Shape shape, Interp interp)
+    : source_(source), interp_(interp) {
   if (!source.valid()) throw TypeError("a texture needs an array (this one was never allocated)");
   if (source.dtype() != DType::F32)
     throw TypeError(fmt::format("a texture holds f32 texels, not {}: convert with .astype(f32)",
@@ -31,14 +36,16 @@ Texture::Texture(const Array& source, Shape shape) : source_(source) {
 void Texture::update() {
   Array view = source_.reshape(data_.shape());
   copyto(data_, view);
+  Device device = data_.device();
+  device.impl()->texels_changed(device.index(), data_.data());
 }
 
-Texture texture2d(const Array& source, std::array<int64_t, 2> shape) {
-  return Texture(source, Shape(shape.begin(), shape.end()));
+Texture texture2d(const Array& source, std::array<int64_t, 2> shape, Interp interp) {
+  return Texture(source, Shape(shape.begin(), shape.end()), interp);
 }
 
-Texture texture3d(const Array& source, std::array<int64_t, 3> shape) {
-  return Texture(source, Shape(shape.begin(), shape.end()));
+Texture texture3d(const Array& source, std::array<int64_t, 3> shape, Interp interp) {
+  return Texture(source, Shape(shape.begin(), shape.end()), interp);
 }
 
 }  // namespace tack

@@ -1,7 +1,9 @@
-// Sampling textures in software: tex.sample(u, v[, w]) becomes loads and arithmetic, with the
-// hardware's rules (normalized coordinates, texel centres at (i + 0.5) / size, clamp-to-edge
-// addressing, linear filtering along x, then y, then z), written once so that every backend
-// without hardware textures gives the same bits.
+// Sampling textures. On a target with hardware textures (TargetRules::hardware_textures),
+// tex.sample(u, v[, w]) is one Op::TextureSample, the texture unit's filtering (coarser weights);
+// elsewhere, and for textures made with interp="linear_exact", it becomes loads and arithmetic,
+// with the hardware's rules (normalized coordinates, texel centres at (i + 0.5) / size,
+// clamp-to-edge addressing, linear filtering along x, then y, then z), written once so that every
+// backend without hardware textures gives the same bits.
 #include <fmt/format.h>
 
 #include "sema/lowerer.hpp"
@@ -31,6 +33,19 @@ Value Lowerer::texture_sample(int tex, const ast::Expr& call) {
   if (call.args.size() != static_cast<size_t>(dims) || !call.keywords.empty())
     fail(loc, fmt::format("a {}-D texture is sampled with {} coordinates", dims, dims), usage);
   if (!block_) fail(loc, "a texture cannot be sampled here", "sample it inside the loop's body");
+  if (target_.hardware_textures && !leaf_types_[tex]->exact) {
+    k_.params[tex].texture = true;
+    std::vector<ir::ExprPtr> coords;
+    for (int d = 0; d < dims; ++d) {
+      Value c = expr(*call.args[d]);
+      require_scalar(c, call.args[d]->loc, "a texture coordinate");
+      coords.push_back(ir::make_cast(materialize(std::move(c)), Type::scalar(DType::F32)));
+    }
+    auto e = std::make_unique<ir::Expr>(Op::TextureSample, Type::scalar(DType::F32), loc);
+    e->index = tex;
+    e->operands = std::move(coords);
+    return Value{std::move(e)};
+  }
   ir::Block& out = *block_;
   Type f32 = Type::scalar(DType::F32), i64 = Type::i64();
   auto local = [&](int t) { return ir::make_local(t, k_.locals[t].type, loc); };

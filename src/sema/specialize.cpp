@@ -21,10 +21,17 @@ std::vector<ArgType> parse_arg_types(const std::string& text) {
     std::string item = text.substr(pos, end - pos);
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
+    if (item == "tex2d" || item == "tex3d" || item == "tex2d_exact" || item == "tex3d_exact") {
+      out.push_back(ArgType::texture_of(item[3] - '0', item.size() > 5));
+      pos = end;
+      if (pos < text.size() && text[pos] == ',') ++pos;
+      continue;
+    }
     size_t b = item.find('[');
     auto dt = dtype_from_name(item.substr(0, b));
     if (!dt)
-      throw TypeError(fmt::format("'{}' is not an argument type: write f32, i64[], f32[,]", item));
+      throw TypeError(
+          fmt::format("'{}' is not an argument type: write f32, i64[], f32[,], tex3d", item));
     if (b == std::string::npos) {
       out.push_back(ArgType::scalar(*dt));
     } else {
@@ -52,6 +59,10 @@ std::string to_string(std::span<const ArgType> args) {
   std::string s;
   for (const ArgType& a : args) {
     if (!s.empty()) s += ",";
+    if (a.texture) {
+      s += fmt::format("tex{}d{}", a.rank, a.exact ? "_exact" : "");
+      continue;
+    }
     s += dtype_name(a.dtype);
     if (a.kind == ArgType::Kind::Array) {
       s += '[';

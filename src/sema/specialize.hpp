@@ -27,15 +27,20 @@ struct ArgType {
   int rank = 0;
   int lanes = 0;
   bool texture = false;  // an f32 array of rank 2 or 3 that the kernel samples (tex.sample)
+  // A texture made with interp="linear_exact": sampled in software on every target, for the
+  // same bits everywhere, rather than by a texture unit.
+  bool exact = false;
   std::shared_ptr<const ObjectType> object;  // Object
 
   static ArgType array(DType d, int rank, int lanes = 0) {
-    return {Kind::Array, d, rank, lanes, false, nullptr};
+    return {Kind::Array, d, rank, lanes, false, false, nullptr};
   }
-  static ArgType texture_of(int dims) { return {Kind::Array, DType::F32, dims, 0, true, nullptr}; }
-  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0, 0, false, nullptr}; }
+  static ArgType texture_of(int dims, bool exact = false) {
+    return {Kind::Array, DType::F32, dims, 0, true, exact, nullptr};
+  }
+  static ArgType scalar(DType d) { return {Kind::Scalar, d, 0, 0, false, false, nullptr}; }
   static ArgType of_object(std::shared_ptr<const ObjectType> o) {
-    return {Kind::Object, DType::F32, 0, 0, false, std::move(o)};
+    return {Kind::Object, DType::F32, 0, 0, false, false, std::move(o)};
   }
   // The lanes of an array with these extents: the last one when it is 2, 3 or 4 (rank >= 2).
   static int lanes_of(std::span<const int64_t> shape) {
@@ -85,7 +90,8 @@ struct Leaf {
 std::vector<Leaf> leaves(std::span<const std::string> names, std::span<const ArgType> args);
 
 // Parses an argument list such as "f32[],f32[,],i32" (an array of rank 1, of rank 2, a scalar);
-// "f32[,3]" is an array of rank 2 whose last extent is 3 (an array of vec3).
+// "f32[,3]" is an array of rank 2 whose last extent is 3 (an array of vec3); "tex2d" and "tex3d"
+// are textures ("tex3d_exact": one made with interp="linear_exact").
 std::vector<ArgType> parse_arg_types(const std::string& text);
 std::string to_string(std::span<const ArgType> args);
 
@@ -94,6 +100,9 @@ struct TargetRules {
   std::string backend_label = "the CPU";
   bool supports_workgroups = false;
   std::set<DType> atomic_dtypes = {std::begin(kAllDTypes), std::end(kAllDTypes)};
+  // Whether tex.sample is the target's texture unit (Op::TextureSample) rather than loads and
+  // arithmetic, for textures not made with interp="linear_exact".
+  bool hardware_textures = false;
 };
 
 // Builds the typed IR of `kernel` for `args`. Throws CompileError for a kernel the language

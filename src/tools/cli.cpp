@@ -57,13 +57,41 @@ std::pair<tack::Module, tack::Kernel> load_kernel(const std::string& spec) {
   return {m, m.kernel(name)};
 }
 
-// Arguments for `emit` and `run`: "f32[1024],f32=2.5,i32=7". Arrays get a size per dimension
-// (for emit, sizes may be left out: f32[] or f32[,]); scalars a value.
+// Arguments for `emit` and `run`: "f32[1024],f32=2.5,i32=7,tex3d[8,8,8]". Arrays get a size per
+// dimension (for emit, sizes may be left out: f32[] or f32[,]); scalars a value; textures (tex2d,
+// tex3d, and tex3d_exact for interp="linear_exact") their width, height[, depth] (for emit, none).
 struct DriverArgs {
   std::vector<tack::Array> arrays;
+  std::vector<tack::Texture> textures;
   std::vector<double> scalars;
   std::vector<tack::sema::ArgType> types;
 };
+
+// A texture argument "tex3d[w,h,d]" (sizes 1 when left out), or nullopt for another argument.
+std::optional<tack::Texture> make_texture(const std::string& item, tack::sema::ArgType& type) {
+  std::string base = item.substr(0, item.find('['));
+  if (base != "tex2d" && base != "tex3d" && base != "tex2d_exact" && base != "tex3d_exact")
+    return std::nullopt;
+  int dims = base[3] - '0';
+  bool exact = base.size() > 5;
+  type = tack::sema::ArgType::texture_of(dims, exact);
+  std::vector<int64_t> sizes(dims, 1);
+  if (size_t b = item.find('['); b != std::string::npos) {
+    std::string inside = item.substr(b + 1, item.find(']') - b - 1);
+    size_t pos = 0;
+    for (int d = 0; d < dims && pos <= inside.size(); ++d) {
+      size_t next = inside.find(',', pos);
+      sizes[d] = std::stoll(inside.substr(pos, next - pos));
+      pos = next == std::string::npos ? inside.size() + 1 : next + 1;
+    }
+  }
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  tack::Interp interp = exact ? tack::Interp::LinearExact : tack::Interp::Linear;
+  tack::Array texels = tack::arange(n, tack::DType::F32);
+  if (dims == 2) return tack::texture2d(texels, {sizes[0], sizes[1]}, interp);
+  return tack::texture3d(texels, {sizes[0], sizes[1], sizes[2]}, interp);
+}
 
 DriverArgs make_args(const std::string& text, bool allocate) {
   DriverArgs out;
@@ -82,6 +110,15 @@ DriverArgs make_args(const std::string& text, bool allocate) {
   }
   if (!cur.empty()) items.push_back(cur);
   for (const std::string& item : items) {
+    tack::sema::ArgType texture_type;
+    if (std::optional<tack::Texture> t = make_texture(item, texture_type)) {
+      out.types.push_back(texture_type);
+      out.textures.push_back(*t);
+      out.arrays.emplace_back();
+      out.scalars.push_back(0);
+      continue;
+    }
+    out.textures.emplace_back();
     size_t b = item.find('['), eq = item.find('=');
     auto dt = tack::dtype_from_name(item.substr(0, std::min(b, eq)));
     if (!dt)
@@ -142,7 +179,9 @@ DriverArgs make_args(const std::string& text, bool allocate) {
 std::vector<tack::Arg> as_call_args(DriverArgs& d) {
   std::vector<tack::Arg> args;
   for (size_t i = 0; i < d.types.size(); ++i) {
-    if (d.types[i].kind == tack::sema::ArgType::Kind::Array) {
+    if (d.types[i].texture) {
+      args.emplace_back(d.textures[i]);
+    } else if (d.types[i].kind == tack::sema::ArgType::Kind::Array) {
       args.emplace_back(d.arrays[i]);
     } else if (tack::is_float(d.types[i].dtype)) {
       args.emplace_back(d.scalars[i]);
@@ -157,8 +196,8 @@ std::vector<tack::Arg> as_call_args(DriverArgs& d) {
 
 int cmd_info() {
   fmt::print("Tack {}\n\n", tack::version());
-  fmt::print("{:<11} {:<10} {:<26} {:<5} {:<10} {:<10} {}\n", "backend", "status", "dtypes", "f64",
-             "workgroups", "reductions", "memory spaces");
+  fmt::print("{:<11} {:<10} {:<26} {:<5} {:<10} {:<10} {:<9} {}\n", "backend", "status", "dtypes",
+             "f64", "workgroups", "reductions", "textures", "memory spaces");
   for (const tack::BackendStatus& s : tack::backend_status()) {
     if (!s.available) {
       fmt::print("{:<11} {:<10} {}\n", s.name, "missing", s.reason);
@@ -170,10 +209,11 @@ int cmd_info() {
       dtypes += (dtypes.empty() ? "" : " ") + std::string(tack::dtype_name(t));
     std::string spaces;
     for (const auto& m : b.device_memory_spaces) spaces += (spaces.empty() ? "" : " ") + m;
-    fmt::print("{:<11} {:<10} {:<26} {:<5} {:<10} {:<10} {}\n", s.name, "available",
+    fmt::print("{:<11} {:<10} {:<26} {:<5} {:<10} {:<10} {:<9} {}\n", s.name, "available",
                b.supported_dtypes.size() == std::size(tack::kAllDTypes) ? "all" : dtypes,
                b.supports_f64() ? "yes" : "no", b.supports_workgroups ? "yes" : "no",
-               b.supports_device_reductions ? "device" : "host", spaces);
+               b.supports_device_reductions ? "device" : "host",
+               b.supports_hardware_textures ? "hardware" : "software", spaces);
   }
   fmt::print("\ndevices:");
   for (const tack::Device& d : tack::devices()) fmt::print(" {}", d.name());
@@ -207,8 +247,10 @@ int emit_gpu_source(const std::string& spec, const std::string& backend, const s
     name = names[0];
   }
   auto types = tack::sema::parse_arg_types(args);
-  tack::ir::Kernel k =
-      tack::sema::specialize(module, name, types, {"the " + backend + " backend", true});
+  // As the backend would compile it on a device with images (texture units).
+  tack::sema::TargetRules rules{"the " + backend + " backend", true};
+  rules.hardware_textures = true;
+  tack::ir::Kernel k = tack::sema::specialize(module, name, types, rules);
   if (tack::debug()) tack::ir::insert_bounds_checks(k);
   if (stage == "ir")
     std::cout << tack::ir::print(k);
@@ -228,7 +270,7 @@ int cmd_emit(const std::string& spec, const std::string& backend, const std::str
   DriverArgs d = make_args(args, false);
   // Specialization only needs types: zero-sized arrays of the right rank stand in for data.
   for (size_t i = 0; i < d.types.size(); ++i)
-    if (d.types[i].kind == tack::sema::ArgType::Kind::Array) {
+    if (d.types[i].kind == tack::sema::ArgType::Kind::Array && !d.types[i].texture) {
       tack::Shape shape(d.types[i].rank, 0);
       if (d.types[i].lanes) shape.back() = d.types[i].lanes;
       d.arrays[i] = tack::empty(shape, d.types[i].dtype);

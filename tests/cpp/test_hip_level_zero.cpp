@@ -158,6 +158,9 @@ TEST(HipLevelZero, LevelZeroDecidesF64FromModuleProperties) {
   EXPECT_TRUE(fp64.supports_workgroups);
   EXPECT_EQ(fp64.max_workgroup_size, 1024);
   EXPECT_EQ(fp64.device_memory_spaces, std::vector<std::string>{"level_zero"});
+  // Textures in hardware only where every device has images and samplers.
+  EXPECT_FALSE(fp64.supports_hardware_textures);
+  EXPECT_TRUE(level_zero::make_info({0}, 1024, true).supports_hardware_textures);
 
   BackendInfo with_other_flags = level_zero::make_info(
       {ZE_DEVICE_MODULE_FLAG_FP16 | ZE_DEVICE_MODULE_FLAG_FP64 | ZE_DEVICE_MODULE_FLAG_DP4A}, 512);

@@ -202,3 +202,16 @@ def sample2d(tex, coords, out):
 def stores_into_texture(tex, out):
     for i in range(out.shape[0]):
         tex[0, 0] = out[i]  # MARK-texture-store
+
+
+@tack.kernel
+def march_volume(volume, image, steps):
+    """Orthographic ray marching along z: pixel (y, x) of image averages `steps` samples of the
+    volume on the ray through its centre."""
+    for y, x in tack.ndrange(image.shape[0], image.shape[1]):
+        u = (tack.f32(x) + 0.5) / tack.f32(image.shape[1])
+        v = (tack.f32(y) + 0.5) / tack.f32(image.shape[0])
+        acc = tack.f32(0.0)
+        for k in range(steps):
+            acc += volume.sample(u, v, (tack.f32(k) + 0.5) / tack.f32(steps))
+        image[y, x] = acc / tack.f32(steps)

@@ -17,8 +17,58 @@ using CUcontext = struct CUctx_st*;
 using CUstream = struct CUstream_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
+using CUarray = struct CUarray_st*;
+using CUtexObject = unsigned long long;
 using nvrtcResult = int;
 using nvrtcProgram = struct _nvrtcProgram*;
+
+// Hardware textures: the structures of cuda.h with the same layout (a test compiles
+// static_asserts of their sizes and offsets against the toolkit's cuda.h where it is installed).
+struct CuArray3dDescriptor {    // CUDA_ARRAY3D_DESCRIPTOR
+  size_t width, height, depth;  // depth 0: a 2-D array
+  int format;                   // CUarray_format
+  unsigned num_channels, flags;
+};
+struct CuMemcpy3d {  // CUDA_MEMCPY3D
+  size_t src_x_bytes, src_y, src_z, src_lod;
+  unsigned src_memory_type;  // CUmemorytype
+  const void* src_host;
+  CUdeviceptr src_device;
+  CUarray src_array;
+  void* reserved0;
+  size_t src_pitch, src_height;
+  size_t dst_x_bytes, dst_y, dst_z, dst_lod;
+  unsigned dst_memory_type;
+  void* dst_host;
+  CUdeviceptr dst_device;
+  CUarray dst_array;
+  void* reserved1;
+  size_t dst_pitch, dst_height;
+  size_t width_bytes, height, depth;
+};
+struct CuResourceDesc {  // CUDA_RESOURCE_DESC, for a CUDA array
+  int type;              // CUresourcetype
+  union {
+    CUarray array;
+    int reserved[32];
+  } res;
+  unsigned flags;
+};
+struct CuTextureDesc {  // CUDA_TEXTURE_DESC
+  int address_mode[3];  // CUaddress_mode
+  int filter_mode;      // CUfilter_mode
+  unsigned flags, max_anisotropy;
+  int mipmap_filter_mode;
+  float mipmap_level_bias, min_mipmap_level_clamp, max_mipmap_level_clamp;
+  float border_color[4];
+  int reserved[12];
+};
+constexpr int CU_AD_FORMAT_FLOAT = 0x20;
+constexpr unsigned CU_MEMORYTYPE_ARRAY = 3;
+constexpr int CU_RESOURCE_TYPE_ARRAY = 0;
+constexpr int CU_TR_ADDRESS_MODE_CLAMP = 1;
+constexpr int CU_TR_FILTER_MODE_LINEAR = 1;
+constexpr unsigned CU_TRSF_NORMALIZED_COORDINATES = 2;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
@@ -69,6 +119,12 @@ struct CuApi {
   X(LaunchKernel, "cuLaunchKernel",                                                               \
     CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,          \
                  unsigned, CUstream, void**, void**))                                             \
+  X(Array3DCreate, "cuArray3DCreate_v2", CUresult(CUarray*, const CuArray3dDescriptor*))     \
+  X(ArrayDestroy, "cuArrayDestroy", CUresult(CUarray))                                        \
+  X(Memcpy3DAsync, "cuMemcpy3DAsync_v2", CUresult(const CuMemcpy3d*, CUstream))               \
+  X(TexObjectCreate, "cuTexObjectCreate",                                                         \
+    CUresult(CUtexObject*, const CuResourceDesc*, const CuTextureDesc*, const void*))         \
+  X(TexObjectDestroy, "cuTexObjectDestroy", CUresult(CUtexObject))                            \
   X(GetErrorName, "cuGetErrorName", CUresult(CUresult, const char**))
   // clang-format on
 #define TACK_CU_MEMBER(member, symbol, ...) std::add_pointer_t<__VA_ARGS__> member = nullptr;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "backends/cuda/cu_api.hpp"
@@ -82,6 +84,7 @@ class CudaBackend final : public backends::GpuBackend {
   // Cannot throw: runs in destructors, possibly at exit after the driver is gone.
   void release(int device, void* ptr) override {
     cu_.CtxSetCurrent(device_as<DeviceState>(device).context);
+    release_textures(device, ptr);
     cu_.MemFree(reinterpret_cast<CUdeviceptr>(ptr));
   }
 
@@ -233,6 +236,83 @@ class CudaBackend final : public backends::GpuBackend {
     }
   }
 
+  // ---- hardware textures: a CUDA array per texture, copied from its memory, and a texture
+  // object with normalized coordinates, clamp-to-edge addressing and linear filtering ----
+
+  uint64_t create_texture(int device, const void* texels,
+                          const backends::TextureShape& shape) override {
+    started(device);
+    CuArray3dDescriptor desc{};
+    desc.width = static_cast<size_t>(shape.width);
+    desc.height = static_cast<size_t>(shape.height);
+    desc.depth = shape.dims == 3 ? static_cast<size_t>(shape.depth) : 0;
+    desc.format = CU_AD_FORMAT_FLOAT;
+    desc.num_channels = 1;
+    CUarray array = nullptr;
+    check(cu_.Array3DCreate(&array, &desc), "making a CUDA array for a texture");
+    CuResourceDesc resource{};
+    resource.type = CU_RESOURCE_TYPE_ARRAY;
+    resource.res.array = array;
+    CuTextureDesc sampling{};
+    for (int& mode : sampling.address_mode) mode = CU_TR_ADDRESS_MODE_CLAMP;
+    sampling.filter_mode = CU_TR_FILTER_MODE_LINEAR;
+    sampling.flags = CU_TRSF_NORMALIZED_COORDINATES;
+    CUtexObject texture = 0;
+    try {
+      refill_array(device, array, texels, shape);
+      check(cu_.TexObjectCreate(&texture, &resource, &sampling, nullptr),
+            "making a texture object");
+    } catch (...) {
+      cu_.ArrayDestroy(array);
+      throw;
+    }
+    std::lock_guard lock(arrays_mutex_);
+    arrays_[texture] = array;
+    return texture;
+  }
+
+  void refill_texture(int device, uint64_t handle, const void* texels,
+                      const backends::TextureShape& shape) override {
+    CUarray array = nullptr;
+    {
+      std::lock_guard lock(arrays_mutex_);
+      array = arrays_.at(handle);
+    }
+    refill_array(device, array, texels, shape);
+  }
+
+  // Cannot throw (release() calls it). The stream's queued work is waited for first, since the
+  // driver frees the array at once.
+  void destroy_texture(int device, uint64_t handle) override {
+    CUarray array = nullptr;
+    {
+      std::lock_guard lock(arrays_mutex_);
+      auto it = arrays_.find(handle);
+      if (it == arrays_.end()) return;
+      array = it->second;
+      arrays_.erase(it);
+    }
+    cu_.StreamSynchronize(device_as<DeviceState>(device).stream);
+    cu_.TexObjectDestroy(handle);
+    cu_.ArrayDestroy(array);
+  }
+
+  // Queues the copy of the texels (row-major, x fastest) into the array.
+  void refill_array(int device, CUarray array, const void* texels,
+                    const backends::TextureShape& shape) {
+    CuMemcpy3d copy{};
+    copy.src_memory_type = CU_MEMORYTYPE_DEVICE;
+    copy.src_device = address(texels);
+    copy.src_pitch = static_cast<size_t>(shape.width) * sizeof(float);
+    copy.src_height = static_cast<size_t>(shape.height);
+    copy.dst_memory_type = CU_MEMORYTYPE_ARRAY;
+    copy.dst_array = array;
+    copy.width_bytes = copy.src_pitch;
+    copy.height = static_cast<size_t>(shape.height);
+    copy.depth = static_cast<size_t>(shape.depth);
+    check(cu_.Memcpy3DAsync(&copy, stream(device)), "copying texels into a CUDA array");
+  }
+
   CUstream stream(int device) { return started_as<DeviceState>(device).stream; }
 
   static CUdeviceptr address(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
@@ -260,14 +340,18 @@ class CudaBackend final : public backends::GpuBackend {
 
   CuApi cu_;
   int driver_version_ = 0;
+  std::mutex arrays_mutex_;
+  std::map<CUtexObject, CUarray> arrays_;  // each texture object's array
 };
 
 BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {
   int max_threads = 1 << 30;
   for (const auto& d : devices) max_threads = std::min(max_threads, d->max_threads);
-  return backends::gpu_info(
+  BackendInfo i = backends::gpu_info(
       declared_info(), true,
       {DType::I32, DType::U32, DType::I64, DType::U64, DType::F32, DType::F64}, max_threads);
+  i.supports_hardware_textures = true;  // every CUDA device since compute capability 3.0
+  return i;
 }
 
 }  // namespace

@@ -19,7 +19,13 @@ std::vector<KernelArg> kernel_args(const ir::Kernel& k, const detail::LaunchArgs
     const ir::Param& param = k.params[p];
     const int index = static_cast<int>(p);
     if (param.is_local_array()) continue;  // declared in the kernel; no launch passes it
-    if (param.type.is_array()) {
+    if (param.texture) {
+      // The texels' address, which resolve_textures() replaces with the texture's handle.
+      const int64_t* s = a.params[p].shape;  // (depth,) height, width
+      TextureShape shape{param.type.rank, s[param.type.rank - 1], s[param.type.rank - 2],
+                         param.type.rank == 3 ? s[0] : 1};
+      out.push_back({K::Texture, reinterpret_cast<uintptr_t>(a.params[p].data), 8, index, shape});
+    } else if (param.type.is_array()) {
       out.push_back({K::Address, reinterpret_cast<uintptr_t>(a.params[p].data), 8, index});
       for (int d = 0; d < param.type.rank; ++d)
         out.push_back({K::Value, static_cast<uint64_t>(a.params[p].shape[d]), 8, index});
@@ -85,6 +91,7 @@ void GpuBackend::launch(detail::LoadedCode& base, const ir::Kernel& k, const det
         "at most {} threads per group: run it on another backend",
         k.name, k.workgroup_size, info().label, device, d.description, code.max_group));
   std::vector<KernelArg> args = kernel_args(k, a);
+  resolve_textures(device, args);
   std::vector<Dispatch> dispatches;
   if (uint64_t total = launch_threads(k, a); total > 0) {
     // Threads past the total return at once: whole groups.
@@ -127,6 +134,49 @@ void GpuBackend::launch(detail::LoadedCode& base, const ir::Kernel& k, const det
     throw DeviceError(
         fmt::format("kernel '{}': computing its return value failed: {}", k.name, e.what()));
   }
+}
+
+void GpuBackend::resolve_textures(int device, std::vector<KernelArg>& args) {
+  std::lock_guard lock(textures_mutex_);
+  for (KernelArg& a : args) {
+    if (a.kind != KernelArg::Kind::Texture) continue;
+    const void* texels = a.address();
+    auto it = textures_.find({device, texels});
+    if (it != textures_.end() && it->second.shape != a.texture) {
+      destroy_texture(device, it->second.handle);
+      textures_.erase(it);
+      it = textures_.end();
+    }
+    if (it == textures_.end()) {
+      TextureEntry e{create_texture(device, texels, a.texture), a.texture, false};
+      it = textures_.emplace(std::make_pair(device, texels), e).first;
+    } else if (it->second.stale) {
+      refill_texture(device, it->second.handle, texels, a.texture);
+      it->second.stale = false;
+    }
+    a.bits = it->second.handle;
+  }
+}
+
+void GpuBackend::texels_changed(int device, const void* data) {
+  std::lock_guard lock(textures_mutex_);
+  if (auto it = textures_.find({device, data}); it != textures_.end()) it->second.stale = true;
+}
+
+void GpuBackend::release_textures(int device, const void* ptr) {
+  std::lock_guard lock(textures_mutex_);
+  if (auto it = textures_.find({device, ptr}); it != textures_.end()) {
+    destroy_texture(device, it->second.handle);
+    textures_.erase(it);
+  }
+}
+
+uint64_t GpuBackend::create_texture(int, const void*, const TextureShape&) {
+  throw DeviceError(fmt::format("{} has no hardware textures in this build", info().label));
+}
+
+void GpuBackend::refill_texture(int, uint64_t, const void*, const TextureShape&) {
+  throw DeviceError(fmt::format("{} has no hardware textures in this build", info().label));
 }
 
 std::string GpuBackend::source(const ir::Kernel& k, const detail::CompileOptions& o) const {

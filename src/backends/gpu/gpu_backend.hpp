@@ -9,10 +9,12 @@
 
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.hpp"
@@ -36,15 +38,24 @@ struct GpuCode : detail::LoadedCode {
   int max_group = INT_MAX;      // the most threads per group the main entry's code allows
 };
 
+// The extents of a hardware texture's f32 texels (depth 1 in 2-D), x fastest.
+struct TextureShape {
+  int dims = 0;
+  int64_t width = 0, height = 0, depth = 1;
+  friend bool operator==(const TextureShape&, const TextureShape&) = default;
+};
+
 // One argument of the generated kernel, in the order of c_generator.hpp: memory, by its address
-// in the backend's space (0: none, as for a variant without a debug record), or a value in the
-// low `bytes` bytes of `bits`. Texture handles will be a kind of their own.
+// in the backend's space (0: none, as for a variant without a debug record), a value in the
+// low `bytes` bytes of `bits`, or a hardware texture (ir::Param::texture): the handle that
+// create_texture() returned, made of the texels the launch passed.
 struct KernelArg {
-  enum class Kind { Address, Value };
+  enum class Kind { Address, Value, Texture };
   Kind kind;
   uint64_t bits;
-  uint32_t bytes;  // 8 for addresses, extents and loop bounds; a scalar's dtype size
+  uint32_t bytes;  // 8 for addresses, extents, loop bounds and handles; a scalar's dtype size
   int param;       // the IR parameter it passes (or its extent), -1 for the others
+  TextureShape texture = {};  // Texture
   void* address() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(bits)); }
 };
 
@@ -88,6 +99,8 @@ class GpuBackend : public detail::Backend {
   std::string emit(const ir::Kernel& k, const detail::CompileOptions& options, bool) final {
     return source(k, options);
   }
+  // Marks the textures made of `data` stale: refilled before the next launch that samples them.
+  void texels_changed(int device, const void* data) final;
 
  protected:
   // `max_groups`: the most groups one launch may have; kNoGroupLimit where the vendor's grid has
@@ -115,6 +128,17 @@ class GpuBackend : public detail::Backend {
   virtual void enqueue(GpuCode& code, int device, const std::vector<Dispatch>& dispatches,
                        const ir::Kernel& k) = 0;
 
+  // Hardware textures, for a backend that declares supports_hardware_textures: a texture (image)
+  // of `shape` f32 texels, normalized coordinates, clamp-to-edge addressing and linear filtering
+  // where the sampler lives in it, filled from the device memory at `texels` (queued in order
+  // after the work before it); its handle as the kernel argument's 8 bytes. Throws DeviceError.
+  virtual uint64_t create_texture(int device, const void* texels, const TextureShape& shape);
+  // Copies the texels at `texels` into texture `handle` again, queued in order.
+  virtual void refill_texture(int device, uint64_t handle, const void* texels,
+                              const TextureShape& shape);
+  // Releases a texture once the work queued before has run.
+  virtual void destroy_texture(int device, uint64_t handle) {}
+
   // ---- for the backends ----
 
   // The device, started (once) and made current.
@@ -131,6 +155,8 @@ class GpuBackend : public detail::Backend {
   // The generated source of `k` for this backend (DeviceError naming the backend when the
   // generator refuses it for this target).
   std::string source(const ir::Kernel& k, const detail::CompileOptions& options) const;
+  // The backend's release() calls it first: destroys the textures made of the memory at `ptr`.
+  void release_textures(int device, const void* ptr);
   // Fills `count` copies of a pattern with copies from the host, for the widths the vendor has
   // no memset of.
   void fill_by_copies(int device, void* dst, const void* pattern, size_t pattern_bytes,
@@ -142,8 +168,19 @@ class GpuBackend : public detail::Backend {
   }
 
  private:
+  // The handles of the textures that launches passed, made once per texel memory and refilled
+  // after texels_changed(); `textures_mutex_` guards the map.
+  struct TextureEntry {
+    uint64_t handle = 0;
+    TextureShape shape;
+    bool stale = false;
+  };
+  void resolve_textures(int device, std::vector<KernelArg>& args);
+
   std::vector<std::unique_ptr<GpuDevice>> devices_;
   uint64_t max_groups_;
+  std::mutex textures_mutex_;
+  std::map<std::pair<int, const void*>, TextureEntry> textures_;
 };
 
 // The threads a GPU backend launches for the main entry: one per iteration, or in a kernel with

@@ -27,6 +27,9 @@ struct DeviceState : backends::GpuDevice {
   uint32_t module_flags = 0;
   uint32_t max_group = 1;
   uint32_t compute_ordinal = 0;  // the command queue group that runs kernels
+  // The largest 2-D and 3-D images (0: none) and whether kernels may sample them.
+  uint32_t image2d_max = 0, image3d_max = 0;
+  bool samplers = false;
   ze_context_handle_t context = nullptr;
   ze_command_list_handle_t list = nullptr;  // immediate, asynchronous
   ze_event_pool_handle_t pool = nullptr;
@@ -76,6 +79,7 @@ class LevelZeroBackend final : public backends::GpuBackend {
   }
 
   void release(int device, void* ptr) override {
+    release_textures(device, ptr);
     memory_.remove(ptr);
     // The runtime waited for queued work first.
     ze_.MemFree(started_as<DeviceState>(device).context, ptr);
@@ -207,7 +211,8 @@ class LevelZeroBackend final : public backends::GpuBackend {
       ze_kernel_handle_t kernel = dispatch.entry == backends::Entry::Main ? code.main : code.result;
       uint32_t slot = 0;
       for (const backends::KernelArg& a : dispatch.args) {
-        // A value in its low bytes; an address as a pointer (the same 8 bytes).
+        // A value in its low bytes; an address as a pointer and an image as its handle (the
+        // same 8 bytes).
         ze_result_t r = ze_.KernelSetArgumentValue(kernel, slot, a.bytes, &a.bits);
         if (r != ZE_RESULT_SUCCESS)
           throw DeviceError(fmt::format("kernel '{}': Level Zero refused argument {}: {}", k.name,
@@ -223,6 +228,71 @@ class LevelZeroBackend final : public backends::GpuBackend {
         throw DeviceError(fmt::format("kernel '{}': Level Zero could not queue {}: {}", k.name,
                                       dispatch.what(), result_name(r)));
     }
+  }
+
+  // ---- hardware textures: a 32-bit float image per texture, copied from its memory; the
+  // sampler is the generated OpenCL C's program-scope sampler_t ----
+
+  uint64_t create_texture(int device, const void* texels,
+                          const backends::TextureShape& shape) override {
+    DeviceState& d = started_as<DeviceState>(device);
+    uint64_t max = shape.dims == 3 ? d.image3d_max : d.image2d_max;
+    if (static_cast<uint64_t>(std::max({shape.width, shape.height, shape.depth})) > max)
+      throw ValueError(fmt::format(
+          "a {}-D texture of {}x{}x{} texels is larger than Level Zero device {}'s images (at "
+          "most {} per side): make it with interp=\"linear_exact\" (sampled in software, any "
+          "size)",
+          shape.dims, shape.width, shape.height, shape.depth, device, max));
+    ze_image_desc_t desc{};
+    desc.stype = ZE_STRUCTURE_TYPE_IMAGE_DESC;
+    desc.flags = 0;  // read only by kernels
+    desc.type = shape.dims == 3 ? ZE_IMAGE_TYPE_3D : ZE_IMAGE_TYPE_2D;
+    desc.format = {ZE_IMAGE_FORMAT_LAYOUT_32, ZE_IMAGE_FORMAT_TYPE_FLOAT,
+                   ZE_IMAGE_FORMAT_SWIZZLE_R, ZE_IMAGE_FORMAT_SWIZZLE_0,
+                   ZE_IMAGE_FORMAT_SWIZZLE_0, ZE_IMAGE_FORMAT_SWIZZLE_1};
+    desc.width = static_cast<uint64_t>(shape.width);
+    desc.height = static_cast<uint32_t>(shape.height);
+    desc.depth = static_cast<uint32_t>(shape.dims == 3 ? shape.depth : 1);
+    ze_image_handle_t image = nullptr;
+    if (ze_result_t r = ze_.ImageCreate(d.context, d.id, &desc, &image); r != ZE_RESULT_SUCCESS)
+      throw DeviceError(fmt::format("Level Zero device {} cannot make a {}-D f32 image: {}", device,
+                                    shape.dims, result_name(r)));
+    uint64_t handle = reinterpret_cast<uintptr_t>(image);
+    try {
+      refill_texture(device, handle, texels, shape);
+    } catch (...) {
+      ze_.ImageDestroy(image);
+      throw;
+    }
+    return handle;
+  }
+
+  void refill_texture(int device, uint64_t handle, const void* texels,
+                      const backends::TextureShape&) override {
+    DeviceState& d = started_as<DeviceState>(device);
+    std::lock_guard lock(d.mutex);
+    append(d,
+           ze_.CommandListAppendImageCopyFromMemory(d.list, image_of(handle), texels, nullptr,
+                                                    nullptr, 0, nullptr),
+           "copying texels into an image");
+  }
+
+  // The list's queued work may still read the image: waited for first.
+  void destroy_texture(int device, uint64_t handle) override {
+    DeviceState& d = device_as<DeviceState>(device);
+    {
+      std::lock_guard lock(d.mutex);
+      try {
+        wait(d, "finishing queued work");
+      } catch (const DeviceError&) {
+        // The error is raised again by the next synchronization; the image goes regardless.
+      }
+    }
+    ze_.ImageDestroy(image_of(handle));
+  }
+
+  static ze_image_handle_t image_of(uint64_t handle) {
+    return reinterpret_cast<ze_image_handle_t>(static_cast<uintptr_t>(handle));
   }
 
   // Appends a copy of `n` bytes; with `done`, waits until it has run.
@@ -300,11 +370,13 @@ std::string build_options() {
   return "-cl-fp32-correctly-rounded-divide-sqrt";
 }
 
-BackendInfo make_info(const std::vector<uint32_t>& module_flags, int max_group_size) {
+BackendInfo make_info(const std::vector<uint32_t>& module_flags, int max_group_size, bool images) {
   bool fp64 = !module_flags.empty();
   for (uint32_t flags : module_flags) fp64 &= (flags & ZE_DEVICE_MODULE_FLAG_FP64) != 0;
-  return backends::gpu_info(declared_info(), fp64, {DType::I32, DType::U32, DType::F32},
-                            max_group_size);
+  BackendInfo i = backends::gpu_info(declared_info(), fp64, {DType::I32, DType::U32, DType::F32},
+                                     max_group_size);
+  i.supports_hardware_textures = images;
+  return i;
 }
 
 bool unpack_artifact(const std::string& a, std::string& native, std::string& spirv) {
@@ -360,6 +432,13 @@ detail::Probe probe() {
       cp.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
       if (ze.DeviceGetComputeProperties(id, &cp) == ZE_RESULT_SUCCESS)
         d->max_group = cp.maxTotalGroupSize;
+      ze_device_image_properties_t ip{};
+      ip.stype = ZE_STRUCTURE_TYPE_DEVICE_IMAGE_PROPERTIES;
+      if (ze.DeviceGetImageProperties(id, &ip) == ZE_RESULT_SUCCESS) {
+        d->image2d_max = ip.maxImageDims2D;
+        d->image3d_max = ip.maxImageDims3D;
+        d->samplers = ip.maxSamplers > 0 && ip.maxReadImageArgs > 0;
+      }
       uint32_t groups = 0;
       ze.DeviceGetCommandQueueGroupProperties(id, &groups, nullptr);
       std::vector<ze_command_queue_group_properties_t> gp(groups);
@@ -382,11 +461,14 @@ detail::Probe probe() {
   }
   std::vector<uint32_t> flags;
   uint32_t max_group = UINT32_MAX;
+  bool images = true;
   for (const auto& d : devices) {
     flags.push_back(d->module_flags);
     max_group = std::min(max_group, d->max_group);
+    images &= d->samplers && d->image2d_max > 0 && d->image3d_max > 0;
   }
-  BackendInfo info = make_info(flags, static_cast<int>(std::min<uint32_t>(max_group, 1 << 30)));
+  BackendInfo info =
+      make_info(flags, static_cast<int>(std::min<uint32_t>(max_group, 1 << 30)), images);
   return {std::make_unique<LevelZeroBackend>(ze, std::move(devices), std::move(info)), ""};
 }
 

@@ -22,8 +22,10 @@ detail::Probe probe();
 
 // What the backend declares, from each device's zeDeviceGetModuleProperties flags: every dtype,
 // and f64 only when every device sets ZE_DEVICE_MODULE_FLAG_FP64. supports_f64() is derived from
-// supported_dtypes, so the two cannot disagree.
-BackendInfo make_info(const std::vector<uint32_t>& module_flags, int max_group_size);
+// supported_dtypes, so the two cannot disagree. `images`: every device has 2-D and 3-D images and
+// samplers (zeDeviceGetImageProperties), so textures are sampled in hardware.
+BackendInfo make_info(const std::vector<uint32_t>& module_flags, int max_group_size,
+                      bool images = false);
 
 // The artifact the backend stores in the disk cache for `k` on `device` (an ocloc device name
 // such as pvc, or a PCI id such as 0x0bd5): the native binary and the SPIR-V to fall back on.

@@ -22,7 +22,8 @@ struct ZeApi {
   X(EventPoolCreate) X(EventCreate) X(EventHostSynchronize) X(EventHostReset)                    \
   X(MemAllocDevice) X(MemFree)                                                                   \
   X(ModuleCreate) X(ModuleDestroy) X(ModuleBuildLogGetString) X(ModuleBuildLogDestroy)           \
-  X(KernelCreate) X(KernelDestroy) X(KernelSetArgumentValue) X(KernelSetGroupSize)
+  X(KernelCreate) X(KernelDestroy) X(KernelSetArgumentValue) X(KernelSetGroupSize)                \
+  X(DeviceGetImageProperties) X(ImageCreate) X(ImageDestroy) X(CommandListAppendImageCopyFromMemory)
   // clang-format on
 #define TACK_ZE_MEMBER(name) decltype(&::ze##name) name = nullptr;
   TACK_ZE_FUNCTIONS(TACK_ZE_MEMBER)

@@ -19,7 +19,7 @@ struct ClApi {
   X(CreateContext) X(ReleaseContext) X(CreateCommandQueue) X(ReleaseCommandQueue)                \
   X(CreateBuffer) X(CreateSubBuffer) X(RetainMemObject) X(ReleaseMemObject) X(GetMemObjectInfo)  \
   X(EnqueueReadBuffer) X(EnqueueWriteBuffer) X(EnqueueCopyBuffer) X(EnqueueFillBuffer)           \
-  X(EnqueueMapBuffer) X(EnqueueUnmapMemObject)                                                   \
+  X(EnqueueMapBuffer) X(EnqueueUnmapMemObject) X(CreateImage) X(EnqueueCopyBufferToImage)       \
   X(CreateProgramWithSource) X(CreateProgramWithBinary) X(BuildProgram) X(GetProgramInfo)        \
   X(GetProgramBuildInfo) X(ReleaseProgram)                                                       \
   X(CreateKernel) X(ReleaseKernel) X(SetKernelArg) X(EnqueueNDRangeKernel) X(Finish)

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,9 @@ struct DeviceState : backends::GpuDevice {
   bool correctly_rounded_sqrt = false;
   size_t max_group = 1;
   size_t base_align = 128;  // bytes: where a sub-buffer may start
+  // CL_DEVICE_IMAGE_SUPPORT, and the largest images (width, height[, depth]).
+  bool images = false;
+  size_t image2d_max[2] = {0, 0}, image3d_max[3] = {0, 0, 0};
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
   // Wrapped host memory that launches used since the last synchronization (guarded by the
@@ -116,7 +120,10 @@ class OpenClBackend final : public backends::GpuBackend {
     return remember(bytes, Memory{mem, device, false});
   }
 
-  void release(int device, void* ptr) override { forget(ptr); }
+  void release(int device, void* ptr) override {
+    release_textures(device, ptr);
+    forget(ptr);
+  }
 
   void* wrap(int device, void* ptr, size_t bytes) override {
     DeviceState& d = started_as<DeviceState>(device);
@@ -296,6 +303,9 @@ class OpenClBackend final : public backends::GpuBackend {
         cl_int err = CL_SUCCESS;
         if (a.kind == backends::KernelArg::Kind::Value) {
           err = cl_.SetKernelArg(kernel, slot, a.bytes, &a.bits);  // the low bytes
+        } else if (a.kind == backends::KernelArg::Kind::Texture) {
+          cl_mem image = reinterpret_cast<cl_mem>(static_cast<uintptr_t>(a.bits));
+          err = cl_.SetKernelArg(kernel, slot, sizeof(cl_mem), &image);
         } else {
           cl_mem mem = a.param >= 0 ? array_mems[a.param]
                        : a.bits     ? resolve(a.address()).first
@@ -316,6 +326,61 @@ class OpenClBackend final : public backends::GpuBackend {
         throw DeviceError(fmt::format("kernel '{}': OpenCL could not queue {}: {}", k.name,
                                       dispatch.what(), error_name(err)));
     }
+  }
+
+  // ---- hardware textures: a CL_R / CL_FLOAT image per texture, copied from its buffer ----
+
+  uint64_t create_texture(int device, const void* texels,
+                          const backends::TextureShape& shape) override {
+    DeviceState& d = started_as<DeviceState>(device);
+    const size_t* max = shape.dims == 3 ? d.image3d_max : d.image2d_max;
+    size_t extents[3] = {static_cast<size_t>(shape.width), static_cast<size_t>(shape.height),
+                         static_cast<size_t>(shape.depth)};
+    for (int i = 0; i < shape.dims; ++i)
+      if (extents[i] > max[i])
+        throw ValueError(fmt::format(
+            "a {}-D texture of {}x{}{} texels is larger than OpenCL device {}'s images ({}x{}{}): "
+            "make it with interp=\"linear_exact\" (sampled in software, any size)",
+            shape.dims, shape.width, shape.height,
+            shape.dims == 3 ? fmt::format("x{}", shape.depth) : "", device, max[0], max[1],
+            shape.dims == 3 ? fmt::format("x{}", max[2]) : ""));
+    cl_image_format format{CL_R, CL_FLOAT};
+    cl_image_desc desc{};
+    desc.image_type = shape.dims == 3 ? CL_MEM_OBJECT_IMAGE3D : CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = extents[0];
+    desc.image_height = extents[1];
+    desc.image_depth = shape.dims == 3 ? extents[2] : 1;
+    cl_int err = CL_SUCCESS;
+    cl_mem image = cl_.CreateImage(d.context, CL_MEM_READ_ONLY, &format, &desc, nullptr, &err);
+    if (!image)
+      throw DeviceError(fmt::format("OpenCL device {} cannot make a {}-D f32 image of {}x{}x{}: {}",
+                                    device, shape.dims, shape.width, shape.height, shape.depth,
+                                    error_name(err)));
+    uint64_t handle = reinterpret_cast<uintptr_t>(image);
+    try {
+      refill_texture(device, handle, texels, shape);
+    } catch (...) {
+      cl_.ReleaseMemObject(image);
+      throw;
+    }
+    return handle;
+  }
+
+  void refill_texture(int device, uint64_t handle, const void* texels,
+                      const backends::TextureShape& shape) override {
+    auto [mem, offset] = resolve(texels);
+    size_t origin[3] = {0, 0, 0};
+    size_t region[3] = {static_cast<size_t>(shape.width), static_cast<size_t>(shape.height),
+                        static_cast<size_t>(shape.depth)};
+    check(cl_.EnqueueCopyBufferToImage(queue(device), mem,
+                                       reinterpret_cast<cl_mem>(static_cast<uintptr_t>(handle)),
+                                       offset, origin, region, 0, nullptr, nullptr),
+          "copying texels into an image");
+  }
+
+  void destroy_texture(int, uint64_t handle) override {
+    // OpenCL keeps the image alive for commands still queued.
+    cl_.ReleaseMemObject(reinterpret_cast<cl_mem>(static_cast<uintptr_t>(handle)));
   }
 
   // ---- devices ----
@@ -475,6 +540,12 @@ std::unique_ptr<DeviceState> describe(const ClApi& cl, cl_platform_id p, cl_devi
   d->max_group = device_value<size_t>(cl, id, CL_DEVICE_MAX_WORK_GROUP_SIZE);
   cl_uint align_bits = device_value<cl_uint>(cl, id, CL_DEVICE_MEM_BASE_ADDR_ALIGN);
   if (align_bits >= 8) d->base_align = align_bits / 8;
+  d->images = device_value<cl_bool>(cl, id, CL_DEVICE_IMAGE_SUPPORT) == CL_TRUE;
+  d->image2d_max[0] = device_value<size_t>(cl, id, CL_DEVICE_IMAGE2D_MAX_WIDTH);
+  d->image2d_max[1] = device_value<size_t>(cl, id, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
+  d->image3d_max[0] = device_value<size_t>(cl, id, CL_DEVICE_IMAGE3D_MAX_WIDTH);
+  d->image3d_max[1] = device_value<size_t>(cl, id, CL_DEVICE_IMAGE3D_MAX_HEIGHT);
+  d->image3d_max[2] = device_value<size_t>(cl, id, CL_DEVICE_IMAGE3D_MAX_DEPTH);
   d->description = fmt::format(
       "platform {} ({}); device {} ({}); driver {}; {}", platform_string(cl, p, CL_PLATFORM_NAME),
       platform_string(cl, p, CL_PLATFORM_VERSION), device_string(cl, id, CL_DEVICE_NAME),
@@ -485,9 +556,10 @@ std::unique_ptr<DeviceState> describe(const ClApi& cl, cl_platform_id p, cl_devi
 
 // What every device can do: the backend declares one set of capabilities.
 BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {
-  bool fp64 = true, int64_atomics = true;
+  bool fp64 = true, int64_atomics = true, images = true;
   size_t max_group = SIZE_MAX;
   for (const auto& d : devices) {
+    images &= d->images;
     fp64 &= d->fp64;
     int64_atomics &= d->int64_atomics;
     max_group = std::min(max_group, d->max_group);
@@ -499,8 +571,13 @@ BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) 
     atomics.insert({DType::I64, DType::U64});
     if (fp64) atomics.insert(DType::F64);
   }
-  return backends::gpu_info(declared_info(), fp64, atomics,
-                            static_cast<int>(std::min<size_t>(max_group, 1 << 30)));
+  BackendInfo i = backends::gpu_info(declared_info(), fp64, atomics,
+                                     static_cast<int>(std::min<size_t>(max_group, 1 << 30)));
+  // Images with linear filtering where every device has them; TACK_OPENCL_IMAGES=0 samples in
+  // software instead (the same bits as the CPU for every texture).
+  const char* env = std::getenv("TACK_OPENCL_IMAGES");
+  i.supports_hardware_textures = images && !(env && std::string(env) == "0");
+  return i;
 }
 
 }  // namespace

@@ -74,6 +74,21 @@ struct PrintSpelling {
   Required<std::string_view> f32_cast;
 };
 
+// Hardware textures (ir::Param::texture): normalized coordinates, clamp-to-edge addressing and
+// linear filtering, set in the kernel's sampler where the target has one in code (OpenCL C,
+// Metal), in the texture object where the sampler is part of it (CUDA, HIP).
+struct TextureSpelling {
+  // The parameter's type, for a 2-D and a 3-D texture.
+  Spelling type2d, type3d;
+  // What follows texture parameter number {} (Metal's ` [[texture({})]]`, counted apart from
+  // the buffers), or "".
+  Spelling param_attribute;
+  // The file-scope declaration of the sampler `tack_sampler`, or "" where the texture carries it.
+  Spelling sampler_decl;
+  // The f32 sample. Format: {t} the texture, {u} {v} {w} the coordinates (x first).
+  Spelling sample2d, sample3d;
+};
+
 struct CDialect {
   // How messages name the target: "CUDA", "OpenCL C".
   Spelling label;
@@ -138,12 +153,12 @@ struct CDialect {
   // ---- the rest ----
   // printf, or nullopt where the target has none (Metal: print is accepted and ignored).
   Required<std::optional<PrintSpelling>> print;
-  // The type of a hardware texture handle (textures are not generated yet).
-  Spelling texture_type;
+  // Hardware textures: their parameters and sampling.
+  TextureSpelling textures;
 };
 
-// The dialects: CUDA C for NVRTC; HIP C, CUDA's with HIP's include and texture handle; OpenCL C;
-// Level Zero's OpenCL C, with the atomics Level Zero declares; Metal Shading Language.
+// The dialects: CUDA C for NVRTC; HIP C, CUDA's with HIP's include and texture handle types; OpenCL
+// C; Level Zero's OpenCL C, with the atomics Level Zero declares; Metal Shading Language.
 const CDialect& cuda_dialect();
 const CDialect& hip_dialect();
 const CDialect& opencl_dialect();

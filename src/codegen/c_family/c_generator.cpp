@@ -397,6 +397,16 @@ std::string CFamilyGenerator::expr(const ir::Expr& e) {
       return atomic(e);
     case Op::Collective:
       return collective(e);
+    case Op::TextureSample: {
+      const TextureSpelling& ts = d_.textures;
+      std::vector<std::string> c;
+      for (const auto& o : e.operands) c.push_back(strip_parens(expr(*o)));
+      c.resize(3);
+      return fmt::format(
+          fmt::runtime(e.operands.size() == 2 ? ts.sample2d.value : ts.sample3d.value),
+          fmt::arg("t", param_names_[e.index]), fmt::arg("u", c[0]), fmt::arg("v", c[1]),
+          fmt::arg("w", c[2]));
+    }
     case Op::ThreadId:
       return d_.lane_index.str();
     case Op::GroupId:
@@ -639,8 +649,10 @@ void CFamilyGenerator::block(const ir::Block& b, int depth) {
 
 std::string CFamilyGenerator::signature(const std::string& entry_name, bool result_entry) {
   std::vector<std::string> params;
+  // Buffers and textures are numbered apart (Metal's [[buffer(n)]] and [[texture(n)]]).
+  int buffers = 0, textures = 0;
   auto add = [&](const std::string& decl) {
-    params.push_back(decl + fmt::format(fmt::runtime(d_.param_attribute.value), params.size()));
+    params.push_back(decl + fmt::format(fmt::runtime(d_.param_attribute.value), buffers++));
   };
   std::string I64 = type_name(DType::I64);
   for (const ir::Param& p : k_->params) {
@@ -650,6 +662,11 @@ std::string CFamilyGenerator::signature(const std::string& entry_name, bool resu
     if (p.is_local_array()) {
       // Per-thread scratch or a shared array, declared in the body; no launch passes it.
       extent_names_.back().push_back(ilit(DType::I64, static_cast<uint64_t>(p.local_size)));
+    } else if (p.texture) {
+      const TextureSpelling& t = d_.textures;
+      params.push_back(
+          fmt::format("{} {}", p.type.rank == 2 ? t.type2d.str() : t.type3d.str(), name) +
+          fmt::format(fmt::runtime(t.param_attribute.value), textures++));
     } else if (p.type.is_array()) {
       add(fmt::format("{}{}{}* {}", d_.global_space.str(), p.written ? "" : "const ",
                       mem_type(p.type.dtype), name));
@@ -841,6 +858,11 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
     any_expr(k.body, find);
     if (any && int64) text += d_.atomics64_preamble.str();
   }
+  for (const ir::Param& p : k.params)
+    if (p.texture) {
+      text += d_.textures.sampler_decl.str();
+      break;
+    }
   std::string entries = sig + " {\n" + code + "}\n";
   if (k.result) {
     reset_entry();

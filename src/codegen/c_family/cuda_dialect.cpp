@@ -82,14 +82,21 @@ constexpr CDialect kCuda = {
     .cas64_body = "  return atomicCAS(p, e, d);\n",
     .claim_record = "  {won} = atomicCAS({hit}, 0, 1) == 0;\n",
     .print = PrintSpelling{.i64 = "%lld", .u64 = "%llu", .f32_cast = "(double)"},
-    .texture_type = "cudaTextureObject_t",
+    // The texture object carries the sampler's settings (cuTexObjectCreate's descriptor).
+    .textures = {.type2d = "cudaTextureObject_t",
+                 .type3d = "cudaTextureObject_t",
+                 .param_attribute = "",
+                 .sampler_decl = "",
+                 .sample2d = "tex2D<float>({t}, {u}, {v})",
+                 .sample3d = "tex3D<float>({t}, {u}, {v}, {w})"},
 };
 
 // HIP compiles CUDA's dialect: only the include and the texture handle type differ.
 constexpr CDialect hip_from(CDialect d) {
   d.label = "HIP";
   d.preamble = "#include <hip/hip_runtime.h>\n";
-  d.texture_type = "hipTextureObject_t";
+  d.textures.type2d = "hipTextureObject_t";
+  d.textures.type3d = "hipTextureObject_t";
   return d;
 }
 

@@ -89,7 +89,14 @@ constexpr CDialect kMsl = {
         "    if (expected != 0) break;\n"
         "  }}\n",
     .print = std::nullopt,  // no printf: print is accepted and ignored
-    .texture_type = "metal::texture3d<float>",
+    // Textures bind to their own indices ([[texture(n)]]), not to buffers'.
+    .textures = {.type2d = "metal::texture2d<float>",
+                 .type3d = "metal::texture3d<float>",
+                 .param_attribute = " [[texture({})]]",
+                 .sampler_decl = "constexpr metal::sampler tack_sampler(metal::coord::normalized, "
+                                 "metal::address::clamp_to_edge, metal::filter::linear);\n",
+                 .sample2d = "{t}.sample(tack_sampler, float2({u}, {v})).x",
+                 .sample3d = "{t}.sample(tack_sampler, float3({u}, {v}, {w})).x"},
 };
 
 }  // namespace
@@ -106,7 +113,7 @@ void MslGenerator::check_kernel(const ir::Kernel& k) const {
         k.name));
   int buffers = 1 + 3 * static_cast<int>(k.dims.size()) + (k.result ? 1 : 0);
   for (const ir::Param& p : k.params)
-    if (!p.is_local_array()) buffers += p.type.is_array() ? 1 + p.type.rank : 1;
+    if (!p.is_local_array() && !p.texture) buffers += p.type.is_array() ? 1 + p.type.rank : 1;
   if (buffers > kMaxMetalBuffers)
     throw Error(fmt::format(
         "kernel '{}' needs {} Metal buffer arguments (arrays, their extents, scalars and loop "

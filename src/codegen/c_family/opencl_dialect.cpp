@@ -73,7 +73,14 @@ constexpr CDialect kOpenCl = {
     .claim_record = "  {won} = atomic_cmpxchg((volatile __global int*){hit}, 0, 1) == 0;\n",
     // printf's arguments are not promoted: f32 is passed as it is, since double may not exist.
     .print = PrintSpelling{.i64 = "%ld", .u64 = "%lu", .f32_cast = ""},
-    .texture_type = "image3d_t",
+    // Images with a program-scope sampler; read_imagef returns (r, 0, 0, 1) for a CL_R image.
+    .textures = {.type2d = "__read_only image2d_t",
+                 .type3d = "__read_only image3d_t",
+                 .param_attribute = "",
+                 .sampler_decl = "__constant sampler_t tack_sampler = CLK_NORMALIZED_COORDS_TRUE | "
+                                 "CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;\n",
+                 .sample2d = "read_imagef({t}, tack_sampler, (float2)({u}, {v})).x",
+                 .sample3d = "read_imagef({t}, tack_sampler, (float4)({u}, {v}, {w}, 0.0f)).x"},
 };
 
 constexpr CDialect level_zero_from(CDialect d) {

@@ -500,7 +500,9 @@ class Generator {
       case Op::GroupId:
       case Op::GroupSize:
       case Op::Collective:
-        // Semantic analysis rejects workgroup primitives for the CPU before this point.
+      case Op::TextureSample:
+        // Semantic analysis rejects workgroup primitives for the CPU, and samples textures in
+        // software there, before this point.
         throw Error(fmt::format("internal error: kernel '{}' reached the CPU generator with {}",
                                 k_.name, ir::op_name(e.op)));
       default:

@@ -143,6 +143,10 @@ std::vector<Variant> variants() {
       {"vectors.py", "dynamic_index", {"f32[,3],i32[],f32[],f32[,3]"}},
       {"vectors.py", "matrix_sizes", {"f32[,,],f32[,,],f32[],f32[],f32[,,]"}},
       {"vectors.py", "int_vectors", {"i32[,3],i32[,3]"}},
+      // Textures: sampled by the texture unit, and in software (interp="linear_exact").
+      {"vectors.py", "sample3d", {"tex3d,f32[,3],f32[]", "tex3d_exact,f32[,3],f32[]"}},
+      {"vectors.py", "sample2d", {"tex2d,f32[,],f32[]"}},
+      {"vectors.py", "march_volume", {"tex3d,f32[,],i32"}},
       // Kernels that return a value: a second entry computes the result.
       {"arith.py", "sum_of", {"f64[]", "f32[]", "i32[]"}},
       // Scalar reductions: one thread per lane, the epilogue in the result entry.
@@ -208,8 +212,9 @@ ir::Kernel specialize(const Variant& v) {
       std::string(v.file) == "algorithms" ? fs::path(TACK_ALGORITHMS_KERNELS) : dir / v.file;
   auto file = std::make_shared<const SourceFile>(path.string(), read_text(path));
   lang::ResolvedModule module(lang::parse_module(file));
-  ir::Kernel k =
-      sema::specialize(module, v.kernel, sema::parse_arg_types(v.args), {"a GPU backend", true});
+  sema::TargetRules rules{"a GPU backend", true};
+  rules.hardware_textures = true;
+  ir::Kernel k = sema::specialize(module, v.kernel, sema::parse_arg_types(v.args), rules);
   if (v.debug) ir::insert_bounds_checks(k);
   return k;
 }

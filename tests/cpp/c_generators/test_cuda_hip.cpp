@@ -214,18 +214,77 @@ std::pair<std::vector<std::string>, std::vector<std::string>> line_diff(const st
   return {only_a, only_b};
 }
 
+// Beyond the include, a texture kernel's HIP differs in its parameters' handle type only: each
+// line only in HIP is a line only in CUDA with cudaTextureObject_t spelled hipTextureObject_t.
 TEST(CGenerators, HipDiffersFromCudaOnlyInIncludeAndTextureType) {
+  int texture_kernels = 0;
   for (const Variant& v : variants()) {
     ir::Kernel k = specialize(v);
     auto [only_cuda, only_hip] = line_diff(codegen::generate_source(k, "cuda", v.kernel),
                                            codegen::generate_source(k, "hip", v.kernel));
-    EXPECT_TRUE(only_cuda.empty()) << v.name << ": " << only_cuda.size() << " lines only in CUDA";
-    ASSERT_EQ(only_hip.size(), 1u) << v.name;
+    ASSERT_EQ(only_hip.size(), only_cuda.size() + 1) << v.name;
     EXPECT_EQ(only_hip[0], "#include <hip/hip_runtime.h>") << v.name;
+    for (size_t i = 0; i < only_cuda.size(); ++i) {
+      std::string line = only_cuda[i];
+      size_t at = line.find("cudaTextureObject_t");
+      ASSERT_NE(at, std::string::npos) << v.name << ": only in CUDA: " << line;
+      line.replace(at, std::string_view("cudaTextureObject_t").size(), "hipTextureObject_t");
+      EXPECT_EQ(only_hip[i + 1], line) << v.name;
+    }
+    texture_kernels += !only_cuda.empty();
   }
-  // No kernel uses a texture yet: the dialects' spellings differ.
-  EXPECT_EQ(codegen::cuda_dialect().texture_type.value, "cudaTextureObject_t");
-  EXPECT_EQ(codegen::hip_dialect().texture_type.value, "hipTextureObject_t");
+  // sample3d, sample2d and march_volume, each also in debug mode.
+  EXPECT_EQ(texture_kernels, 6);
+}
+
+// The CUDA backend declares cuda.h's texture structures itself (it needs no CUDA header to
+// build): each must have the toolkit's size and field offsets.
+TEST(CudaApi, TextureStructuresHaveTheLayoutOfCudaH) {
+  const char* cuda_h = "/usr/local/cuda/include/cuda.h";
+  if (!fs::exists(cuda_h)) GTEST_SKIP() << cuda_h << " not found (the CUDA toolkit)";
+  std::string cxx = find_program({"clang++", "g++", "c++"});
+  if (cxx.empty()) GTEST_SKIP() << "no C++ compiler on PATH";
+  fs::path file = scratch() / "cuda_layout.cpp";
+  // cu_api.hpp first: CU_TRSF_NORMALIZED_COORDINATES is a macro in cuda.h.
+  write_text(file, R"(#include <cstddef>
+#include "backends/cuda/cu_api.hpp"
+constexpr unsigned kNormalized = tack::cuda::CU_TRSF_NORMALIZED_COORDINATES;
+#include <cuda.h>
+using namespace tack::cuda;
+#define SAME(ours, theirs, a, b) static_assert(offsetof(ours, a) == offsetof(theirs, b), #a);
+static_assert(sizeof(CuArray3dDescriptor) == sizeof(CUDA_ARRAY3D_DESCRIPTOR));
+SAME(CuArray3dDescriptor, CUDA_ARRAY3D_DESCRIPTOR, depth, Depth)
+SAME(CuArray3dDescriptor, CUDA_ARRAY3D_DESCRIPTOR, format, Format)
+SAME(CuArray3dDescriptor, CUDA_ARRAY3D_DESCRIPTOR, flags, Flags)
+static_assert(sizeof(CuMemcpy3d) == sizeof(CUDA_MEMCPY3D));
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, src_memory_type, srcMemoryType)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, src_device, srcDevice)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, src_pitch, srcPitch)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, src_height, srcHeight)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, dst_memory_type, dstMemoryType)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, dst_array, dstArray)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, width_bytes, WidthInBytes)
+SAME(CuMemcpy3d, CUDA_MEMCPY3D, depth, Depth)
+static_assert(sizeof(CuResourceDesc) == sizeof(CUDA_RESOURCE_DESC));
+SAME(CuResourceDesc, CUDA_RESOURCE_DESC, res, res)
+SAME(CuResourceDesc, CUDA_RESOURCE_DESC, flags, flags)
+static_assert(sizeof(CuTextureDesc) == sizeof(CUDA_TEXTURE_DESC));
+SAME(CuTextureDesc, CUDA_TEXTURE_DESC, filter_mode, filterMode)
+SAME(CuTextureDesc, CUDA_TEXTURE_DESC, flags, flags)
+SAME(CuTextureDesc, CUDA_TEXTURE_DESC, border_color, borderColor)
+SAME(CuTextureDesc, CUDA_TEXTURE_DESC, reserved, reserved)
+static_assert(tack::cuda::CU_AD_FORMAT_FLOAT == ::CU_AD_FORMAT_FLOAT);
+static_assert(tack::cuda::CU_MEMORYTYPE_ARRAY == ::CU_MEMORYTYPE_ARRAY);
+static_assert(tack::cuda::CU_MEMORYTYPE_DEVICE == ::CU_MEMORYTYPE_DEVICE);
+static_assert(tack::cuda::CU_RESOURCE_TYPE_ARRAY == ::CU_RESOURCE_TYPE_ARRAY);
+static_assert(tack::cuda::CU_TR_ADDRESS_MODE_CLAMP == ::CU_TR_ADDRESS_MODE_CLAMP);
+static_assert(tack::cuda::CU_TR_FILTER_MODE_LINEAR == ::CU_TR_FILTER_MODE_LINEAR);
+static_assert(kNormalized == CU_TRSF_NORMALIZED_COORDINATES);
+)");
+  Output out = run(fmt::format("{} -std=c++17 -fsyntax-only -I {} -I {} {}", quote(cxx),
+                               quote("/usr/local/cuda/include"), quote(TACK_SOURCE_DIR),
+                               quote(file.string())));
+  EXPECT_EQ(out.status, 0) << out.text;
 }
 
 }  // namespace

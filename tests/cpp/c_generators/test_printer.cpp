@@ -245,5 +245,38 @@ TEST(CGenerators, PrintIsPrintfAndIgnoredOnMetal) {
   EXPECT_EQ(m.find("printf"), std::string::npos) << m;
 }
 
+// A texture sampled in hardware is a handle parameter (no address, no extents) and one call; Metal
+// numbers textures apart from buffers. interp="linear_exact" keeps the software path: loads.
+TEST(CGenerators, TexturesAreHandlesSampledByEachTargetsCall) {
+  Variant v{"vectors.py", "sample3d", "tex3d,f32[,3],f32[]", false, "sample3d"};
+  ir::Kernel k = specialize(v);
+  auto gen = [&](const char* target) { return codegen::generate_source(k, target, "k"); };
+  std::string cuda = gen("cuda"), hip = gen("hip"), cl = gen("opencl"), l0 = gen("level_zero"),
+              msl = gen("metal");
+  EXPECT_NE(cuda.find("    cudaTextureObject_t tex,\n    const float* coords,"), std::string::npos)
+      << cuda;
+  EXPECT_NE(cuda.find("tex3D<float>(tex, "), std::string::npos) << cuda;
+  EXPECT_NE(hip.find("    hipTextureObject_t tex,\n"), std::string::npos) << hip;
+  for (const std::string& s : {cl, l0}) {
+    EXPECT_NE(s.find("__constant sampler_t tack_sampler = CLK_NORMALIZED_COORDS_TRUE | "
+                     "CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_LINEAR;"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.find("    __read_only image3d_t tex,\n"), std::string::npos) << s;
+    EXPECT_NE(s.find("read_imagef(tex, tack_sampler, (float4)("), std::string::npos) << s;
+  }
+  EXPECT_NE(msl.find("    metal::texture3d<float> tex [[texture(0)]],\n"
+                     "    device const float* coords [[buffer(0)]],"),
+            std::string::npos)
+      << msl;
+  EXPECT_NE(msl.find("tex.sample(tack_sampler, float3("), std::string::npos) << msl;
+  EXPECT_EQ(cuda.find("tex_shape"), std::string::npos) << "a hardware texture has no extents";
+
+  Variant exact{"vectors.py", "sample3d", "tex3d_exact,f32[,3],f32[]", false, "sample3d_exact"};
+  std::string software = codegen::generate_source(specialize(exact), "opencl", "k");
+  EXPECT_EQ(software.find("read_imagef"), std::string::npos) << software;
+  EXPECT_NE(software.find("__global const float* tex,"), std::string::npos) << software;
+}
+
 }  // namespace
 }  // namespace tack
