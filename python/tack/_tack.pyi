@@ -12,6 +12,7 @@ from tack import (
     CompileError as CompileError,
     DeviceError as DeviceError
 )
+from tack._tack import algorithms as algorithms
 
 
 class DType:
@@ -86,6 +87,9 @@ class Backend:
 
     @property
     def supports_workgroups(self) -> bool: ...
+
+    @property
+    def supports_hardware_textures(self) -> bool: ...
 
     @property
     def max_workgroup_size(self) -> int: ...
@@ -245,10 +249,13 @@ class Texture:
     A sampled f32 texture (a snapshot of an array); tack.texture2d and tack.texture3d make one.
     """
 
-    def __init__(self, source: Array, shape: object) -> None: ...
+    def __init__(self, source: Array, shape: object, interp: str = 'linear') -> None: ...
 
     @property
     def dims(self) -> int: ...
+
+    @property
+    def interp(self) -> str: ...
 
     @property
     def data(self) -> Array: ...
@@ -329,7 +336,7 @@ class Array:
 
     def sum(self) -> int | float | bool:
         """
-        The sum of the elements, as a Python number (on the device where it supports reductions).
+        The sum of the elements, as a Python number (tack.algorithms.sum: integers exact, floats in a fixed order).
         """
 
     def min(self) -> int | float | bool:
@@ -339,7 +346,9 @@ class Array:
         """The largest element."""
 
     def mean(self) -> float:
-        """The mean of the elements, a float."""
+        """
+        The mean of the elements, a float (NaN for an empty array, as NumPy's).
+        """
 
     def item(self) -> int | float | bool:
         """The one element of an array of size 1, as a Python number."""
