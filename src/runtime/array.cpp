@@ -76,6 +76,7 @@ void* Array::data() const {
 void Array::read(void* dst, size_t bytes) const {
   if (static_cast<int64_t>(bytes) != nbytes())
     throw TypeError(fmt::format("reading {} bytes from an array of {}", bytes, nbytes()));
+  if (bytes == 0) return;  // an empty vector's data() may be null, which no copy may be given
   detail::wait_for_device(buffer_->backend, buffer_->device);
   buffer_->backend->copy_to_host(buffer_->device, dst, data(), bytes);
 }
@@ -84,6 +85,7 @@ void Array::write(const void* src, size_t bytes) {
   if (!writable()) throw ValueError("this array is read-only");
   if (static_cast<int64_t>(bytes) != nbytes())
     throw TypeError(fmt::format("writing {} bytes into an array of {}", bytes, nbytes()));
+  if (bytes == 0) return;
   buffer_->backend->copy_from_host(buffer_->device, data(), src, bytes);
 }
 
