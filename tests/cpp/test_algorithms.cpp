@@ -18,19 +18,8 @@ namespace {
 
 namespace al = algorithms;
 
-std::vector<Device> available_devices() {
-  std::vector<Device> out;
-  for (const BackendStatus& s : backend_status())
-    if (s.available) out.push_back(device(s.name));
-  return out;
-}
-
-template <typename T>
-Array upload(const std::vector<T>& v, const Device& d) {
-  Array a = empty({static_cast<int64_t>(v.size())}, dtype_of<T>(), &d);
-  copyto(a, v);
-  return a;
-}
+using test::available_devices;
+using test::upload;
 
 template <typename T>
 std::vector<T> random_values(size_t n, unsigned seed) {

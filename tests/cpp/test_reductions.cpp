@@ -13,19 +13,8 @@
 namespace tack {
 namespace {
 
-std::vector<Device> available_devices() {
-  std::vector<Device> out;
-  for (const BackendStatus& s : backend_status())
-    if (s.available) out.push_back(device(s.name));
-  return out;
-}
-
-template <typename T>
-Array upload(const std::vector<T>& v, const Device& d) {
-  Array a = empty({static_cast<int64_t>(v.size())}, dtype_of<T>(), &d);
-  copyto(a, v);
-  return a;
-}
+using test::available_devices;
+using test::upload;
 
 // The documented order: lane j of block b adds elements b*4096 + j + 16m in turn from -0.0; each
 // block's 16 lanes by the tree of steps 8, 4, 2, 1; the blocks pairwise, level by level; then

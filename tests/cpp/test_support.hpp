@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/ir.hpp"
 #include "lang/parser.hpp"
@@ -42,6 +43,22 @@ inline CompileError compile_error(const std::string& src, const std::string& arg
 
 inline std::string kernels_dir() {
   return TACK_TEST_KERNELS_DIR;
+}
+
+// One device of each backend that runs here.
+inline std::vector<Device> available_devices() {
+  std::vector<Device> out;
+  for (const BackendStatus& s : backend_status())
+    if (s.available) out.push_back(device(s.name));
+  return out;
+}
+
+// A 1-D array on `d` holding `v`.
+template <typename T>
+Array upload(const std::vector<T>& v, const Device& d) {
+  Array a = empty({static_cast<int64_t>(v.size())}, dtype_of<T>(), &d);
+  copyto(a, v);
+  return a;
 }
 
 }  // namespace tack::test
