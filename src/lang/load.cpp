@@ -44,9 +44,26 @@ std::set<std::string> bound_names(const ast::Module& m) {
   return out;
 }
 
-}  // namespace
-
-namespace {
+// Where the indentation of the line at `pos` ends, and its width in characters. A form feed resets
+// the width, as Python's tokenizer (and lang/lexer.cpp) reset it: "\f@tack.kernel" is at column 0.
+struct Indentation {
+  size_t end = 0;
+  size_t width = 0;
+};
+Indentation indentation(std::string_view text, size_t pos) {
+  Indentation out{pos, 0};
+  for (; out.end < text.size(); ++out.end) {
+    const char c = text[out.end];
+    if (c == '\f') {
+      out.width = 0;
+    } else if (c == ' ' || c == '\t') {
+      ++out.width;
+    } else {
+      break;
+    }
+  }
+  return out;
+}
 
 // The statements of a block whose lines are indented by `indent` characters, from the line at
 // `pos` (number `line`) to the first line indented less (or the end of the text).
@@ -62,11 +79,10 @@ std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, in
     // A line outside strings, brackets and continuations that is neither blank nor a comment
     // starts a statement at the block's indentation, and ends the block below it.
     if (quote == 0 && depth == 0 && !continued) {
-      size_t i = pos;
-      while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\f')) ++i;
+      const auto [i, width] = indentation(text, pos);
       const bool blank = i == text.size() || text[i] == '\n' || text[i] == '\r' || text[i] == '#';
-      if (!blank && i - pos < indent) break;
-      if (!blank && i - pos == indent) {
+      if (!blank && width < indent) break;
+      if (!blank && width == indent) {
         const std::string_view rest = text.substr(i);
         const std::string name(defined_name(rest));
         if (decorated) {
@@ -149,10 +165,8 @@ std::optional<std::string_view> statement_at(std::string_view text, int first_li
     if (pos == std::string_view::npos) return std::nullopt;
     ++pos;
   }
-  size_t indent = 0;
-  while (pos + indent < text.size() && (text[pos + indent] == ' ' || text[pos + indent] == '\t'))
-    ++indent;
-  const std::vector<TopLevelStatement> block = split_block(text, pos, first_line, indent);
+  const std::vector<TopLevelStatement> block =
+      split_block(text, pos, first_line, indentation(text, pos).width);
   if (block.empty() || block.front().begin != pos) return std::nullopt;
   return text.substr(pos, block.front().end - pos);
 }

@@ -184,6 +184,29 @@ TEST(LoadModule, TheTopLevelKeepsItsLinesAfterLeadingComments) {
   }
 }
 
+// A form feed resets the indentation (Python's rule, and the lexer's): a decorator after one is at
+// the top level. The scanner counted the form feed as indentation and lost the kernel (fuzzer).
+TEST(LoadModule, AFormFeedResetsTheIndentation) {
+  const char* text =
+      "import tack\n"
+      "\n"
+      "\f@tack.kernel\n"
+      "def k(x, out):\n"
+      "    for i in range(x.shape[0]):\n"
+      "        out[i] = x[i]\n"
+      "  \fdef g():\n"
+      "\f    pass\n";
+  EXPECT_EQ(outline(text), "1: 3:k 7:g");
+  auto lazy = load_module(file(text));
+  ResolvedModule whole(parse_module(file(text)));
+  EXPECT_EQ(lazy->kernel_names(), whole.kernel_names());
+  const ast::FunctionDef* k = lazy->function("k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->loc.line, whole.function("k")->loc.line);
+  EXPECT_EQ(k->loc.col, whole.function("k")->loc.col);
+  EXPECT_TRUE(statement_at(text, 3).has_value());
+}
+
 // Every kernels file of the tests loads to the same module as the whole parse.
 TEST(LoadModule, TheTestKernelsFilesLoadAsTheWholeParse) {
   int files = 0;
