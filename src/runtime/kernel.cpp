@@ -493,13 +493,12 @@ std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode,
   detail::CallTypes c;
   detail::classify(args, c);
   if (backend.empty() || backend == c.device.type()) return inspect(args, mode);
-  static const std::set<std::string> kSourceBackends = {"cuda", "hip", "level_zero", "metal",
-                                                        "opencl"};
-  if (!kSourceBackends.count(backend))
+  const std::vector<std::string>& sources = codegen::source_targets();
+  if (std::find(sources.begin(), sources.end(), backend) == sources.end())
     throw ValueError(fmt::format(
         "kernel '{}': inspect for backend '{}' needs arguments on a {} device (these are on {}); "
-        "without a device, inspect shows the source of cuda, hip, level_zero, metal or opencl",
-        state_->name, backend, backend, c.device.name()));
+        "without a device, inspect shows the source of {}",
+        state_->name, backend, backend, c.device.name(), fmt::join(sources, ", ")));
   if (mode == InspectMode::Optimized)
     throw ValueError(
         fmt::format("kernel '{}': the optimized code of backend '{}' needs its device and driver; "

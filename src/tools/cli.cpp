@@ -261,8 +261,8 @@ int emit_gpu_source(const std::string& spec, const std::string& backend, const s
 
 int cmd_emit(const std::string& spec, const std::string& backend, const std::string& args,
              const std::string& stage) {
-  if (backend == "cuda" || backend == "hip" || backend == "opencl" || backend == "metal" ||
-      backend == "level_zero")
+  const std::vector<std::string>& sources = tack::codegen::source_targets();
+  if (std::find(sources.begin(), sources.end(), backend) != sources.end())
     return emit_gpu_source(spec, backend, args, stage);
   if (backend != "cpu") (void)tack::device(backend);  // says why it is unavailable
   tack::set_default_device(backend);

@@ -108,6 +108,15 @@ TEST_P(TexturesOnEveryBackend, TexelCentresReadTheTexelItself) {
     Sampled s = sample(dev_, texels, whd, 3, coords, interp);
     EXPECT_EQ(s.got, texels);
   }
+  // And in 2-D.
+  std::vector<float> flat = uniform(16 * 8, -3, 2, 15), centres;
+  for (int64_t y = 0; y < 8; ++y)
+    for (int64_t x = 0; x < 16; ++x) {
+      centres.push_back((static_cast<float>(x) + 0.5f) / 16.0f);
+      centres.push_back((static_cast<float>(y) + 0.5f) / 8.0f);
+    }
+  for (Interp interp : {Interp::Linear, Interp::LinearExact})
+    EXPECT_EQ(sample(dev_, flat, {16, 8, 1}, 2, centres, interp).got, flat);
 }
 
 TEST_P(TexturesOnEveryBackend, HardwareIsWithinTheBoundAndExactIsBitForBit) {

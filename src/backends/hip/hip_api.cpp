@@ -65,6 +65,11 @@ HipApi load() {
   bind_symbol(lib, api.ModuleUnload, "hipModuleUnload", missing);
   bind_symbol(lib, api.ModuleGetFunction, "hipModuleGetFunction", missing);
   bind_symbol(lib, api.ModuleLaunchKernel, "hipModuleLaunchKernel", missing);
+  bind_symbol(lib, api.Array3DCreate, "hipArray3DCreate", missing);
+  bind_symbol(lib, api.ArrayDestroy, "hipArrayDestroy", missing);
+  bind_symbol(lib, api.Memcpy3DAsync, "hipMemcpy3DAsync", missing);
+  bind_symbol(lib, api.TexObjectCreate, "hipTexObjectCreate", missing);
+  bind_symbol(lib, api.TexObjectDestroy, "hipTexObjectDestroy", missing);
   if (!missing.empty())
     api.runtime_missing = fmt::format(
         "'{}' lacks HIP runtime functions ({}): install ROCm 5 or later", api.library, missing);

@@ -24,6 +24,60 @@ enum hipMemcpyKind : int {
   hipMemcpyDeviceToDevice = 3,
 };
 
+// Hardware textures: the structures of hip/driver_types.h with the same layout, unchanged from
+// ROCm 5 to 6 (a test compiles static_asserts of their sizes and offsets against the installed
+// headers). The copy is hipMemcpy3DAsync's, whose parameters are all size_t: HIP_MEMCPY3D, the
+// driver-style one, changed its fields from unsigned to size_t in ROCm 6.
+using hipArray_t = struct hipArray*;
+using hipTextureObject_t = struct __hip_texture*;
+struct HipArray3dDescriptor {   // HIP_ARRAY3D_DESCRIPTOR
+  size_t width, height, depth;  // depth 0: a 2-D array
+  int format;                   // hipArray_Format
+  unsigned num_channels, flags;
+};
+struct HipPos {  // hipPos
+  size_t x, y, z;
+};
+struct HipPitchedPtr {  // hipPitchedPtr
+  void* ptr;
+  size_t pitch, xsize, ysize;
+};
+struct HipExtent {  // hipExtent: in elements where an array is copied
+  size_t width, height, depth;
+};
+struct HipMemcpy3dParms {  // hipMemcpy3DParms
+  hipArray_t src_array;
+  HipPos src_pos;
+  HipPitchedPtr src_ptr;
+  hipArray_t dst_array;
+  HipPos dst_pos;
+  HipPitchedPtr dst_ptr;
+  HipExtent extent;
+  hipMemcpyKind kind;
+};
+struct HipResourceDesc {  // HIP_RESOURCE_DESC, for a HIP array
+  int type;               // HIPresourcetype
+  union {
+    hipArray_t array;
+    int reserved[32];
+  } res;
+  unsigned flags;
+};
+struct HipTextureDesc {  // HIP_TEXTURE_DESC
+  int address_mode[3];   // HIPaddress_mode
+  int filter_mode;       // HIPfilter_mode
+  unsigned flags, max_anisotropy;
+  int mipmap_filter_mode;
+  float mipmap_level_bias, min_mipmap_level_clamp, max_mipmap_level_clamp;
+  float border_color[4];
+  int reserved[12];
+};
+constexpr int HIP_AD_FORMAT_FLOAT = 0x20;
+constexpr int HIP_RESOURCE_TYPE_ARRAY = 0;
+constexpr int HIP_TR_ADDRESS_MODE_CLAMP = 1;
+constexpr int HIP_TR_FILTER_MODE_LINEAR = 1;
+constexpr unsigned HIP_TRSF_NORMALIZED_COORDINATES = 2;
+
 struct HipApi {
   // The runtime (libamdhip64).
   hipError_t (*Init)(unsigned flags) = nullptr;
@@ -52,6 +106,12 @@ struct HipApi {
   hipError_t (*ModuleLaunchKernel)(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
                                    unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
                                    hipStream_t stream, void** params, void** extra) = nullptr;
+  hipError_t (*Array3DCreate)(hipArray_t* array, const HipArray3dDescriptor* desc) = nullptr;
+  hipError_t (*ArrayDestroy)(hipArray_t array) = nullptr;
+  hipError_t (*Memcpy3DAsync)(const HipMemcpy3dParms* copy, hipStream_t stream) = nullptr;
+  hipError_t (*TexObjectCreate)(hipTextureObject_t* texture, const HipResourceDesc* resource,
+                                const HipTextureDesc* sampling, const void* view) = nullptr;
+  hipError_t (*TexObjectDestroy)(hipTextureObject_t texture) = nullptr;
   // hipRTC (inside libamdhip64.so.5; libhiprtc.so on ROCm 6).
   hiprtcResult (*RtcVersion)(int* major, int* minor) = nullptr;
   hiprtcResult (*RtcCreateProgram)(hiprtcProgram* prog, const char* source, const char* name,

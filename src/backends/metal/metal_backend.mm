@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -58,7 +59,8 @@ class MetalBackend final : public backends::GpuBackend {
     memory_.add(p, std::max<size_t>(bytes, 1), b);
     return p;
   }
-  void release(int, void* ptr) override {
+  void release(int device, void* ptr) override {
+    release_textures(device, ptr);
     memory_.remove(ptr);  // ARC releases the buffer
   }
   bool owns(const void* address) override { return memory_.contains(address); }
@@ -179,6 +181,78 @@ class MetalBackend final : public backends::GpuBackend {
     }
   }
 
+  // ---- hardware textures: an MTLTexture of 32-bit floats per texture, filled by the host from
+  // the texels' shared storage once the work queued before has run. The sampler (normalized
+  // coordinates, clamp to edge, linear) is the generated MSL's constexpr sampler. ----
+
+  uint64_t create_texture(int device, const void* texels,
+                          const backends::TextureShape& shape) override {
+    @autoreleasepool {
+      MTLTextureDescriptor* desc = [[MTLTextureDescriptor alloc] init];
+      desc.textureType = shape.dims == 3 ? MTLTextureType3D : MTLTextureType2D;
+      desc.pixelFormat = MTLPixelFormatR32Float;
+      desc.width = static_cast<NSUInteger>(shape.width);
+      desc.height = static_cast<NSUInteger>(shape.height);
+      desc.depth = shape.dims == 3 ? static_cast<NSUInteger>(shape.depth) : 1;
+      desc.usage = MTLTextureUsageShaderRead;
+      id<MTLTexture> texture =
+          [device_as<DeviceState>(device).device newTextureWithDescriptor:desc];
+      if (!texture)
+        throw DeviceError(fmt::format(
+            "Metal device {} cannot make a {}-D texture of {} x {} x {} floats (Metal's limit is "
+            "2048 per side in 3-D, 16384 in 2-D): use interp=\"linear_exact\" for larger ones",
+            device, shape.dims, shape.width, shape.height, shape.depth));
+      fill_texture(device, texture, texels, shape);
+      std::lock_guard lock(textures_mutex_);
+      textures_[++last_texture_] = texture;
+      return last_texture_;
+    }
+  }
+
+  void refill_texture(int device, uint64_t handle, const void* texels,
+                      const backends::TextureShape& shape) override {
+    id<MTLTexture> texture = nil;
+    {
+      std::lock_guard lock(textures_mutex_);
+      texture = textures_.at(handle);
+    }
+    fill_texture(device, texture, texels, shape);
+  }
+
+  // A command buffer keeps the textures it uses alive until it has run: dropping ours is enough.
+  void destroy_texture(int, uint64_t handle) override {
+    std::lock_guard lock(textures_mutex_);
+    textures_.erase(handle);
+  }
+
+  // After the queued work (which may still write the texels), the host copies them in.
+  void fill_texture(int device, id<MTLTexture> texture, const void* texels,
+                    const backends::TextureShape& shape) {
+    synchronize(device);
+    const NSUInteger row = static_cast<NSUInteger>(shape.width) * sizeof(float);
+    if (shape.dims == 3) {
+      [texture replaceRegion:MTLRegionMake3D(0, 0, 0, static_cast<NSUInteger>(shape.width),
+                                             static_cast<NSUInteger>(shape.height),
+                                             static_cast<NSUInteger>(shape.depth))
+                 mipmapLevel:0
+                       slice:0
+                   withBytes:texels
+                 bytesPerRow:row
+               bytesPerImage:row * static_cast<NSUInteger>(shape.height)];
+    } else {
+      [texture replaceRegion:MTLRegionMake2D(0, 0, static_cast<NSUInteger>(shape.width),
+                                             static_cast<NSUInteger>(shape.height))
+                 mipmapLevel:0
+                   withBytes:texels
+                 bytesPerRow:row];
+    }
+  }
+
+  id<MTLTexture> texture_of(uint64_t handle) {
+    std::lock_guard lock(textures_mutex_);
+    return textures_.at(handle);
+  }
+
   std::pair<id<MTLBuffer>, size_t> resolve(const void* address) {
     auto found = memory_.find(address);
     if (!found)
@@ -195,15 +269,18 @@ class MetalBackend final : public backends::GpuBackend {
     d.launches = 0;
   }
 
-  // Encodes one dispatch: every argument is a [[buffer(n)]] in the generator's order.
+  // Encodes one dispatch: every argument but the textures is a [[buffer(n)]] in the generator's
+  // order; textures are [[texture(n)]], numbered from 0 on their own.
   void encode(DeviceState& d, id<MTLComputePipelineState> pipeline,
               const backends::Dispatch& dispatch) {
     if (!d.open) d.open = [d.queue commandBuffer];
     id<MTLComputeCommandEncoder> enc = [d.open computeCommandEncoder];
     [enc setComputePipelineState:pipeline];
-    NSUInteger slot = 0;
+    NSUInteger slot = 0, texture_slot = 0;
     for (const backends::KernelArg& a : dispatch.args) {
-      if (a.kind == backends::KernelArg::Kind::Value) {
+      if (a.kind == backends::KernelArg::Kind::Texture) {
+        [enc setTexture:texture_of(a.bits) atIndex:texture_slot++];
+      } else if (a.kind == backends::KernelArg::Kind::Value) {
         [enc setBytes:&a.bits length:a.bytes atIndex:slot++];  // the low bytes
       } else if (a.bits) {
         auto [buffer, offset] = resolve(a.address());
@@ -222,6 +299,9 @@ class MetalBackend final : public backends::GpuBackend {
   }
 
   backends::AddressMap<id<MTLBuffer>> memory_;  // shared storage: the contents' addresses
+  std::mutex textures_mutex_;
+  std::map<uint64_t, id<MTLTexture>> textures_;  // by the handle create_texture() gave
+  uint64_t last_texture_ = 0;
 };
 
 }  // namespace
@@ -231,6 +311,7 @@ detail::Probe probe() {
     NSArray<id<MTLDevice>>* all = MTLCopyAllDevices();
     std::vector<std::unique_ptr<DeviceState>> devices;
     int max_group = 1 << 30;
+    bool float_filtering = true;  // linear filtering of R32Float textures, on every device
     for (id<MTLDevice> dev in all) {
       auto d = std::make_unique<DeviceState>();
       d->device = dev;
@@ -238,6 +319,10 @@ detail::Probe probe() {
       d->queue = [dev newCommandQueue];
       if (!d->queue) continue;
       max_group = std::min(max_group, static_cast<int>([dev maxThreadsPerThreadgroup].width));
+      if (@available(macOS 11.0, iOS 14.0, *))
+        float_filtering = float_filtering && [dev supports32BitFloatFiltering];
+      else
+        float_filtering = false;
       devices.push_back(std::move(d));
     }
     if (devices.empty()) {
@@ -246,6 +331,7 @@ detail::Probe probe() {
     // Apple GPUs have no double precision.
     BackendInfo i = backends::gpu_info(declared_info(), /*fp64=*/false,
                                        {DType::I32, DType::U32, DType::F32}, max_group);
+    i.supports_hardware_textures = float_filtering;
     return {std::make_unique<MetalBackend>(std::move(devices), std::move(i)), ""};
   }
 }

@@ -1,8 +1,9 @@
-// The spellings of a C-family target, as data: one CDialect table per target (c_dialects.cpp),
-// read by the one printer (c_generator.hpp). Every field must be given: a field type has no
-// default, so a table that forgets a spelling does not compile, rather than printing another
-// target's syntax (which would still compile as C, and mean something else). Where a target
-// lacks a feature, its table says so explicitly ("" or nullopt, with the reason).
+// The spellings of a C-family target, as data: one CDialect table per target (cuda_dialect.cpp,
+// opencl_dialect.cpp, msl_dialect.cpp), read by the one printer (c_generator.hpp). Every field must
+// be given: a field type has no default, so a table that forgets a spelling does not compile,
+// rather than printing another target's syntax (which would still compile as C, and mean something
+// else). Where a target lacks a feature, its table says so explicitly ("" or nullopt, with the
+// reason).
 //
 // Format strings (fmt syntax) take named arguments, listed with each field.
 #pragma once

@@ -878,18 +878,42 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
   return text;
 }
 
+namespace {
+
+// Each target's dialect; Metal's generator has its own checks and no table here.
+struct SourceTarget {
+  std::string_view name;
+  const CDialect* (*dialect)();
+};
+constexpr SourceTarget kSourceTargets[] = {
+    {"cuda", [] { return &cuda_dialect(); }},
+    {"hip", [] { return &hip_dialect(); }},
+    {"level_zero", [] { return &level_zero_dialect(); }},
+    {"metal", [] { return static_cast<const CDialect*>(nullptr); }},
+    {"opencl", [] { return &opencl_dialect(); }},
+};
+
+}  // namespace
+
+const std::vector<std::string>& source_targets() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const SourceTarget& t : kSourceTargets) out.emplace_back(t.name);
+    return out;
+  }();
+  return names;
+}
+
 std::string generate_source(const ir::Kernel& k, const std::string& target,
                             const std::string& entry_name) {
-  if (target == "metal") return MslGenerator().generate(k, entry_name);
-  const CDialect* d = target == "cuda"         ? &cuda_dialect()
-                      : target == "hip"        ? &hip_dialect()
-                      : target == "opencl"     ? &opencl_dialect()
-                      : target == "level_zero" ? &level_zero_dialect()
-                                               : nullptr;
-  if (!d)
-    throw Error(fmt::format(
-        "no C-family generator for '{}': expected cuda, hip, opencl, level_zero or metal", target));
-  return CFamilyGenerator(*d).generate(k, entry_name);
+  for (const SourceTarget& t : kSourceTargets) {
+    if (t.name != target) continue;
+    const CDialect* d = t.dialect();
+    return d ? CFamilyGenerator(*d).generate(k, entry_name)
+             : MslGenerator().generate(k, entry_name);
+  }
+  throw Error(fmt::format("no C-family generator for '{}': expected one of {}", target,
+                          fmt::join(source_targets(), ", ")));
 }
 
 }  // namespace tack::codegen

@@ -67,6 +67,10 @@ namespace tack::codegen {
 std::string generate_source(const ir::Kernel& k, const std::string& target,
                             const std::string& entry_name);
 
+// The targets generate_source prints, in alphabetical order: the one list the runtime's
+// inspect(backend=...) and `tack emit` offer without a device.
+const std::vector<std::string>& source_targets();
+
 // Whether any parameter, local or expression of `k` has dtype `t` (counting the values of
 // print statements when `in_print`).
 bool uses_dtype(const ir::Kernel& k, DType t, bool in_print = true);

@@ -287,5 +287,60 @@ static_assert(kNormalized == CU_TRSF_NORMALIZED_COORDINATES);
   EXPECT_EQ(out.status, 0) << out.text;
 }
 
+// The HIP backend declares hip/driver_types.h's texture structures itself (it needs no ROCm
+// header to build): each must have the installed headers' size and field offsets.
+TEST(HipApi, TextureStructuresHaveTheLayoutOfTheHipHeaders) {
+  const char* header = "/usr/include/hip/hip_runtime_api.h";
+  if (!fs::exists(header)) GTEST_SKIP() << header << " not found (Debian: libamdhip64-dev)";
+  std::string cxx = find_program({"clang++", "g++", "c++"});
+  if (cxx.empty()) GTEST_SKIP() << "no C++ compiler on PATH";
+  fs::path file = scratch() / "hip_layout.cpp";
+  // hip_api.hpp first: HIP_TRSF_NORMALIZED_COORDINATES is a macro in driver_types.h.
+  write_text(file, R"(#include <cstddef>
+#include "backends/hip/hip_api.hpp"
+constexpr unsigned kNormalized = tack::hip::HIP_TRSF_NORMALIZED_COORDINATES;
+#define __HIP_PLATFORM_AMD__
+#include <hip/hip_runtime_api.h>
+namespace ours = tack::hip;
+#define SAME(a, b, x, y) static_assert(offsetof(ours::a, x) == offsetof(b, y), #x);
+static_assert(sizeof(ours::HipArray3dDescriptor) == sizeof(HIP_ARRAY3D_DESCRIPTOR));
+SAME(HipArray3dDescriptor, HIP_ARRAY3D_DESCRIPTOR, depth, Depth)
+SAME(HipArray3dDescriptor, HIP_ARRAY3D_DESCRIPTOR, format, Format)
+SAME(HipArray3dDescriptor, HIP_ARRAY3D_DESCRIPTOR, num_channels, NumChannels)
+SAME(HipArray3dDescriptor, HIP_ARRAY3D_DESCRIPTOR, flags, Flags)
+static_assert(sizeof(ours::HipMemcpy3dParms) == sizeof(hipMemcpy3DParms));
+SAME(HipMemcpy3dParms, hipMemcpy3DParms, src_pos, srcPos)
+SAME(HipMemcpy3dParms, hipMemcpy3DParms, src_ptr, srcPtr)
+SAME(HipMemcpy3dParms, hipMemcpy3DParms, dst_array, dstArray)
+SAME(HipMemcpy3dParms, hipMemcpy3DParms, dst_ptr, dstPtr)
+SAME(HipMemcpy3dParms, hipMemcpy3DParms, extent, extent)
+SAME(HipMemcpy3dParms, hipMemcpy3DParms, kind, kind)
+static_assert(sizeof(ours::HipPitchedPtr) == sizeof(hipPitchedPtr));
+SAME(HipPitchedPtr, hipPitchedPtr, pitch, pitch)
+SAME(HipPitchedPtr, hipPitchedPtr, ysize, ysize)
+static_assert(sizeof(ours::HipExtent) == sizeof(hipExtent));
+static_assert(sizeof(ours::HipResourceDesc) == sizeof(HIP_RESOURCE_DESC));
+SAME(HipResourceDesc, HIP_RESOURCE_DESC, res, res)
+SAME(HipResourceDesc, HIP_RESOURCE_DESC, flags, flags)
+static_assert(sizeof(ours::HipTextureDesc) == sizeof(HIP_TEXTURE_DESC));
+SAME(HipTextureDesc, HIP_TEXTURE_DESC, filter_mode, filterMode)
+SAME(HipTextureDesc, HIP_TEXTURE_DESC, flags, flags)
+SAME(HipTextureDesc, HIP_TEXTURE_DESC, border_color, borderColor)
+SAME(HipTextureDesc, HIP_TEXTURE_DESC, reserved, reserved)
+static_assert(ours::HIP_AD_FORMAT_FLOAT == ::HIP_AD_FORMAT_FLOAT);
+static_assert(ours::HIP_RESOURCE_TYPE_ARRAY == ::HIP_RESOURCE_TYPE_ARRAY);
+static_assert(ours::HIP_TR_ADDRESS_MODE_CLAMP == ::HIP_TR_ADDRESS_MODE_CLAMP);
+static_assert(ours::HIP_TR_FILTER_MODE_LINEAR == ::HIP_TR_FILTER_MODE_LINEAR);
+static_assert(int(ours::hipMemcpyDeviceToDevice) == int(::hipMemcpyDeviceToDevice));
+static_assert(kNormalized == HIP_TRSF_NORMALIZED_COORDINATES);
+// The functions the backend binds, with the types it calls them through.
+static_assert(sizeof(ours::hipArray_t) == sizeof(::hipArray_t));
+static_assert(sizeof(ours::hipTextureObject_t) == sizeof(::hipTextureObject_t));
+)");
+  Output out = run(fmt::format("{} -std=c++17 -fsyntax-only -I {} {}", quote(cxx),
+                               quote(TACK_SOURCE_DIR), quote(file.string())));
+  EXPECT_EQ(out.status, 0) << out.text;
+}
+
 }  // namespace
 }  // namespace tack
