@@ -199,6 +199,73 @@ TEST(Conversions, FloatToIntTruncatesTowardZeroAndSaturates) {
             (std::vector<int32_t>{2, -2, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 0, 0}));
 }
 
+// The language's conversion by its definition: truncate toward zero, saturate at the type's
+// limits, NaN to 0 (computed in long double, which holds every f32 and f64 value and every limit).
+template <typename I, typename F>
+I saturated(F x) {
+  if (std::isnan(x)) return 0;
+  const auto t = std::trunc(static_cast<long double>(x));
+  if (t <= static_cast<long double>(std::numeric_limits<I>::min()))
+    return std::numeric_limits<I>::min();
+  if (t >= static_cast<long double>(std::numeric_limits<I>::max()))
+    return std::numeric_limits<I>::max();
+  return static_cast<I>(t);
+}
+
+// The floats at and around each integer type's limits (2^k and its neighbours, negated too),
+// fractions, zeros, infinities and NaN, for every float and integer type, in more elements than
+// a gang of lanes holds.
+template <typename F>
+void check_float_to_int_conversions() {
+  std::vector<F> x = {0,
+                      -0.0f,
+                      0.5f,
+                      -0.5f,
+                      0.99f,
+                      -0.99f,
+                      1.5f,
+                      -1.5f,
+                      2.7f,
+                      -2.7f,
+                      std::numeric_limits<F>::infinity(),
+                      -std::numeric_limits<F>::infinity(),
+                      std::numeric_limits<F>::quiet_NaN(),
+                      -std::numeric_limits<F>::quiet_NaN(),
+                      std::numeric_limits<F>::max(),
+                      std::numeric_limits<F>::lowest(),
+                      std::numeric_limits<F>::denorm_min()};
+  for (int k : {7, 8, 15, 16, 31, 32, 63, 64}) {
+    const F p = std::ldexp(F(1), k);
+    for (F v : {p, std::nextafter(p, F(0)), std::nextafter(p, 2 * p), p - 1, p + 1})
+      for (F s : {F(1), F(-1)}) x.push_back(s * v);
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  Array in = array_of(x);
+  Array o[8] = {empty({n}, DType::I8),  empty({n}, DType::U8),  empty({n}, DType::I16),
+                empty({n}, DType::U16), empty({n}, DType::I32), empty({n}, DType::U32),
+                empty({n}, DType::I64), empty({n}, DType::U64)};
+  arith().kernel("to_ints")(in, o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]);
+  auto expect = [&]<typename I>(const Array& a, I) {
+    std::vector<I> got = a.to_vector<I>();
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(got[i], saturated<I>(x[i]))
+          << dtype_name(dtype_of<I>()) << " of " << dtype_name(dtype_of<F>()) << " " << x[i];
+  };
+  expect(o[0], int8_t{});
+  expect(o[1], uint8_t{});
+  expect(o[2], int16_t{});
+  expect(o[3], uint16_t{});
+  expect(o[4], int32_t{});
+  expect(o[5], uint32_t{});
+  expect(o[6], int64_t{});
+  expect(o[7], uint64_t{});
+}
+
+TEST(Conversions, FloatToEveryIntegerTypeAtItsLimits) {
+  check_float_to_int_conversions<float>();
+  if (get_backend().supports_f64()) check_float_to_int_conversions<double>();
+}
+
 TEST(Comparisons, SignedAndUnsignedCompareByValue) {
   std::vector<int32_t> a = {-1, 5, INT32_MIN};
   std::vector<uint32_t> b = {1, 4, 0};

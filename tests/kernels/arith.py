@@ -39,6 +39,20 @@ def to_i32(x, out):
         out[i] = tack.i32(x[i])
 
 
+# Float to each integer type, in SIMD lanes on the CPU (whole gangs and a tail).
+@tack.kernel
+def to_ints(x, i8, u8, i16, u16, i32, u32, i64, u64):
+    for i in range(x.shape[0]):
+        i8[i] = tack.i8(x[i])
+        u8[i] = tack.u8(x[i])
+        i16[i] = tack.i16(x[i])
+        u16[i] = tack.u16(x[i])
+        i32[i] = tack.i32(x[i])
+        u32[i] = tack.u32(x[i])
+        i64[i] = tack.i64(x[i])
+        u64[i] = tack.u64(x[i])
+
+
 @tack.kernel
 def true_divide(a, b, out):
     for i in range(a.shape[0]):

@@ -167,10 +167,42 @@ Value* ValueOps::cast(Value* v, DType from, DType to) {
   if (from == DType::Bool) return is_float(to) ? b_.CreateUIToFP(v, t) : b_.CreateZExt(v, t);
   if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, t);
   if (is_float(to)) return is_signed(from) ? b_.CreateSIToFP(v, t) : b_.CreateUIToFP(v, t);
-  if (is_float(from))  // truncates toward zero, saturating; NaN gives 0
-    return intrinsic(is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat,
-                     {t, v->getType()}, {v});
+  if (is_float(from)) return float_to_int(v, t, is_signed(to));
   return b_.CreateIntCast(v, t, is_signed(from));
+}
+
+// Truncates toward zero, saturating at the type's limits; NaN gives 0: the result of
+// llvm.fptosi.sat / fptoui.sat, written as compares, selects and a plain conversion of a value in
+// range, because LLVM 19 turns a vector of those intrinsics into one scalar conversion per lane
+// on x86 (a gang's conversion cost 16 of them).
+Value* ValueOps::float_to_int(Value* v, llvm::Type* to, bool is_signed_to) {
+  llvm::Type* ft = v->getType();
+  const llvm::fltSemantics& sem = ft->getScalarType()->getFltSemantics();
+  const unsigned bits = to->getScalarSizeInBits();
+  // The range's ends as floats: the lowest value (exact, a power of two or 0), the first value
+  // past the highest (exact), and the largest float below it, which converts in range.
+  const llvm::APFloat lowest =
+      is_signed_to ? llvm::APFloat(std::ldexp(-1.0, bits - 1)) : llvm::APFloat(0.0);
+  const llvm::APFloat past = llvm::APFloat(std::ldexp(1.0, is_signed_to ? bits - 1 : bits));
+  auto in_type = [&](llvm::APFloat f) {
+    bool lost = false;
+    f.convert(sem, llvm::APFloat::rmNearestTiesToEven, &lost);
+    return f;
+  };
+  llvm::APFloat below = in_type(past);
+  below.next(/*nextDown=*/true);
+  Value* lo = llvm::ConstantFP::get(ft, in_type(lowest));
+  Value* hi = llvm::ConstantFP::get(ft, below);
+  // Ordered compares: NaN takes the lowest value here and 0 below.
+  Value* clamped = b_.CreateSelect(b_.CreateFCmpOGT(v, hi), hi, v);
+  clamped = b_.CreateSelect(b_.CreateFCmpOGE(clamped, lo), clamped, lo);
+  Value* r = is_signed_to ? b_.CreateFPToSI(clamped, to) : b_.CreateFPToUI(clamped, to);
+  Value* max = llvm::ConstantInt::get(
+      to, is_signed_to ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits));
+  r = b_.CreateSelect(b_.CreateFCmpOGE(v, llvm::ConstantFP::get(ft, in_type(past))), max, r);
+  if (is_signed_to)
+    r = b_.CreateSelect(b_.CreateFCmpUNO(v, v), llvm::Constant::getNullValue(to), r);
+  return r;
 }
 
 Value* ValueOps::int_floordiv_mod(Op op, Value* a, Value* d, bool is_signed_type) {

@@ -46,6 +46,7 @@ class ValueOps {
   // A scalar function applied lane by lane (the same function, so the same bits, on both paths).
   llvm::Value* per_lane(llvm::FunctionCallee f, const std::vector<llvm::Value*>& args);
   llvm::Value* libm(const char* name, DType t, const std::vector<llvm::Value*>& args);
+  llvm::Value* float_to_int(llvm::Value* v, llvm::Type* to, bool is_signed_to);
   llvm::Value* int_floordiv_mod(ir::Op op, llvm::Value* a, llvm::Value* d, bool is_signed_type);
   llvm::Value* float_floordiv_mod(ir::Op op, llvm::Value* a, llvm::Value* w);
   llvm::Value* int_pow(llvm::Value* base, llvm::Value* e, bool is_signed_type);
