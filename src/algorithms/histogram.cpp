@@ -1,6 +1,8 @@
 // numpy.histogram's equal bins: the edges computed on the host as numpy.linspace computes them, the
-// counts on the device, each chunk of the data into a private row of counts, then the rows summed
-// per bin (integers: exact in any order).
+// counts on the device: each value's bin (one iteration per value, in SIMD lanes on the CPU), each
+// chunk of those into a private row of counts, then the rows summed per bin (integers: exact in
+// any order). The bins are found a slab at a time, so that they are still in the cache when
+// counted.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,8 +17,24 @@ namespace tack::algorithms {
 namespace {
 
 constexpr int64_t kHistogramChunk = 16384;
-// The private counts stay under this many (32 MiB of i64): more bins mean longer chunks.
+// The private counts stay under this many (16 MiB of i32): more bins mean longer chunks.
 constexpr int64_t kMaxPrivateCounts = int64_t{1} << 22;
+// Values whose bins are found, then counted, at a time (a whole number of chunks).
+constexpr int64_t kSlab = int64_t{1} << 20;
+
+// How far from a bin's border, in bins, the estimate (v - first) * bins / span may be wrong. The
+// kernel computes in the edges' type, whose unit roundoff is `unit`: the estimate's rounding is a
+// few units of at most `bins`, and the edges' (numpy.linspace in that type) and `first`'s a few
+// units of the largest edge, measured in bins. Twice their sum, so that a value farther from a
+// border than this is in the estimate's bin; 1 (always check against the edges) where the edges
+// are too coarse for the estimate to be trusted.
+double near_a_border(double first, double last, double span, int64_t bins, double unit) {
+  const double per_bin = static_cast<double>(bins) / span;
+  const double edges = 8 * unit * (std::fabs(first) + std::fabs(last)) * per_bin;
+  const double estimate = 8 * unit * static_cast<double>(bins);
+  const double near = 2 * (edges + estimate) + 1e-12;
+  return std::isfinite(near) && near < 0.25 ? near : 1.0;
+}
 
 // numpy.linspace(first, last, bins + 1) computed in T: the last edge exactly `last`.
 template <typename T>
@@ -118,12 +136,25 @@ Histogram histogram(const Array& data, int64_t bins,
     h.counts.fill(0);
     return h;
   }
-  int64_t chunk = std::max(kHistogramChunk,
-                           (data.size() + 1) / std::max<int64_t>(1, kMaxPrivateCounts / bins) + 1);
-  int64_t chunks = (data.size() + chunk - 1) / chunk;
+  const int64_t n = data.size();
+  const int64_t chunk =
+      std::max(kHistogramChunk, (n + 1) / std::max<int64_t>(1, kMaxPrivateCounts / bins) + 1);
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  const int64_t slab = chunk * std::max<int64_t>(1, kSlab / chunk);
+  const double scale = static_cast<double>(bins) / span;
+  const double near = near_a_border(first, first + span, span, bins,
+                                    std::ldexp(1.0, edge_type == DType::F32 ? -24 : -53));
   Device d = data.device();
-  Array counts = zeros({chunks, bins}, DType::I64, &d);
-  detail::kernel("histogram_chunks")(detail::flat(data), h.edges, counts, chunk, first, span);
+  Array x = detail::flat(data);
+  Array counts = zeros({chunks, bins}, DType::I32, &d);
+  Array found = empty({std::min(n, slab)}, bins < 32767 ? DType::I16 : DType::I32, &d);
+  for (int64_t start = 0; start < n; start += slab) {
+    const int64_t m = std::min(slab, n - start);
+    Array slab_bins = m == found.size() ? found : found.rows(0, m);
+    detail::kernel("histogram_bins")(x, h.edges, slab_bins, start, first, scale, near);
+    detail::kernel("histogram_count")(
+        slab_bins, counts.rows(start / chunk, (start + m + chunk - 1) / chunk), chunk);
+  }
   detail::kernel("histogram_total")(counts, h.counts);
   return h;
 }

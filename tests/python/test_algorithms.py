@@ -204,6 +204,33 @@ def test_histogram_matches_numpy(rng, dtype, bins, n):
     np.testing.assert_array_equal(edges.numpy(), want_edges)
 
 
+# Values on the edges and one ulp either side, where the estimate of the bin must be checked
+# against the edges: over ranges where the edges are fine (the check is rare) and coarse (always).
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bins", [7, 256, 1000])
+@pytest.mark.parametrize("lo,hi", [(0.0, 1.0), (-3.7, 12.1), (1e6, 1e6 + 64), (1e-3, 2e-3)])
+def test_histogram_at_the_edges(rng, dtype, bins, lo, hi):
+    edges = np.histogram(np.zeros(0, dtype), bins, range=(lo, hi))[1].astype(dtype)
+    x = np.concatenate([edges, np.nextafter(edges, dtype(np.inf)),
+                        np.nextafter(edges, dtype(-np.inf)),
+                        rng.uniform(lo, hi, 5000).astype(dtype)])
+    counts, got_edges = al.histogram(x, bins, range=(lo, hi))
+    want_counts, want_edges = np.histogram(x, bins, range=(lo, hi))
+    np.testing.assert_array_equal(counts.numpy(), want_counts)
+    np.testing.assert_array_equal(got_edges.numpy(), want_edges)
+    # The data's own range: f32 edges computed in f32.
+    np.testing.assert_array_equal(al.histogram(x, bins)[0].numpy(), np.histogram(x, bins)[0])
+
+
+# More values than one slab of bins (2^20), a count that is no multiple of a chunk, and more bins
+# than 16-bit bin numbers hold.
+@pytest.mark.parametrize("bins", [256, 40000])
+def test_histogram_of_several_slabs(rng, bins):
+    x = rng.standard_normal((1 << 21) + 12345).astype(np.float32)
+    counts, _ = al.histogram(x, bins, range=(-3.0, 3.0))
+    np.testing.assert_array_equal(counts.numpy(), np.histogram(x, bins, range=(-3.0, 3.0))[0])
+
+
 def test_histogram_edges_nan_and_errors():
     x = np.array([0, 1, 0.5, np.nan, 2, -1, 0.25], np.float32)
     counts, _ = al.histogram(x, 4, range=(0, 1))

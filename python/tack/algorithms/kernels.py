@@ -234,26 +234,39 @@ def scan_exclusive_blocks(x, dst, part, total, bs):
             total[0] = run
 
 
-# ---- histogram: private counts per chunk, then summed per bin ----
+# ---- histogram: each value's bin, private counts per chunk, then summed per bin ----
 
 
 @tack.kernel
-def histogram_chunks(x, edges, counts, bs, first, span):
-    # NumPy's uniform-bin computation (numpy.histogram) in the edges' dtype: an estimate from
-    # (v - first) / span * bins, then corrected by one bin against the edges themselves.
+def histogram_bins(x, edges, bins, start, first, scale, near):
+    # The bin of each x[start + k] (-1 outside the edges and for NaN), the one numpy.histogram
+    # finds. The estimate (v - first) * scale is that bin unless it lies within `near` of a
+    # border (the host bounds the rounding of the estimate and of the edges by `near`, in bins);
+    # there, it is corrected by one bin against the edges themselves, as NumPy corrects its own.
+    for k in range(bins.shape[0]):
+        nbins = edges.shape[0] - 1
+        v = x[start + k] * 1.0
+        f = (v - first) * scale
+        j = tack.i64(f)
+        r = f - j
+        if r < near or r > 1.0 - near:
+            j = min(max(j, 0), nbins - 1)
+            if v < edges[j]:
+                j -= 1
+            elif v >= edges[j + 1] and j != nbins - 1:
+                j += 1
+        if not (v >= edges[0] and v <= edges[nbins]):
+            j = -1
+        bins[k] = j
+
+
+@tack.kernel
+def histogram_count(bins, counts, bs):
+    # Chunk c of `bins` into row c of `counts`: one iteration of the parallel loop per chunk.
     for c in range(counts.shape[0]):
-        nbins = counts.shape[1]
-        lo = edges[0]
-        hi = edges[nbins]
-        for k in range(c * bs, min(c * bs + bs, x.shape[0])):
-            v = x[k] * 1.0
-            if v >= lo and v <= hi:
-                j = tack.i64((v - first) / span * nbins)
-                j = min(max(j, 0), nbins - 1)
-                if v < edges[j]:
-                    j -= 1
-                elif v >= edges[j + 1] and j != nbins - 1:
-                    j += 1
+        for k in range(c * bs, min(c * bs + bs, bins.shape[0])):
+            j = bins[k]
+            if j >= 0:
                 counts[c, j] += 1
 
 
