@@ -278,6 +278,24 @@ TEST(Lanes, AtomicsInADivergentLoopHandOutEveryTicketOnce) {
   EXPECT_EQ(sum, tickets * (tickets - 1) / 2);
 }
 
+// A whole gang's contiguous store once per iteration has a streamed form (a non-temporal store of
+// the aligned vector, then a store fence before the chunk returns), taken when the launch's arrays
+// are larger than the caches; a store under a varying `if` does not.
+TEST(CpuCodegen, WholeGangStoresHaveAStreamedForm) {
+  if (simd_off()) GTEST_SKIP() << "streamed stores are the widened path's";
+  Module m = Module::from_source(
+      "import tack\n@tack.kernel\ndef k(a, x, y, out):\n    for i in range(x.shape[0]):\n"
+      "        out[i] = a * x[i] + y[i]\n"
+      "@tack.kernel\ndef masked(x, out):\n    for i in range(x.shape[0]):\n"
+      "        if x[i] > 0.0:\n            out[i] = x[i]\n");
+  Array x = empty({0}, f32);
+  std::string ir = inspect(m.kernel("k"), InspectMode::Source, 2.0f, x, x, x);
+  EXPECT_NE(ir.find("!nontemporal"), std::string::npos) << ir;
+  EXPECT_NE(ir.find("@llvm.x86.sse.sfence"), std::string::npos) << ir;
+  std::string masked = inspect(m.kernel("masked"), InspectMode::Source, x, x);
+  EXPECT_EQ(masked.find("!nontemporal"), std::string::npos) << masked;
+}
+
 // `tack emit --backend cpu --stage optimized` and inspect say which path a kernel took and why.
 TEST(CpuCodegen, InspectSaysWhichPathTheChunkTook) {
   Module m = Module::from_file(std::string(TACK_TEST_KERNELS_DIR) + "/../../examples/kernels.py");

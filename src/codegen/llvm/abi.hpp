@@ -11,7 +11,10 @@
 //
 // Slots are 8 bytes each: an array is its data pointer followed by one extent per dimension;
 // a scalar is its value in the slot's low bytes; each loop dimension is (start, step, count);
-// last comes the address of the DebugRecord (codegen/debug_record.hpp).
+// then comes the address of the DebugRecord (codegen/debug_record.hpp), and last whether the
+// widened chunk streams its whole-gang contiguous stores past the caches (1) or not (0): the
+// backend asks for it in launches whose arrays are larger than the caches, where a store's
+// write-allocate read of the line it overwrites only costs bandwidth.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +30,7 @@ struct ArgLayout {
   std::vector<int> param_slot;  // first slot of each parameter
   int loop_slot = 0;            // first slot of the loop dimensions
   int debug_slot = 0;
+  int stream_slot = 0;
   int slot_count = 0;
 
   explicit ArgLayout(const ir::Kernel& k) {
@@ -38,6 +42,7 @@ struct ArgLayout {
     loop_slot = n;
     n += 3 * static_cast<int>(k.dims.size());
     debug_slot = n++;
+    stream_slot = n++;
     slot_count = n;
   }
 };

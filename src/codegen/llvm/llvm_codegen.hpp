@@ -24,6 +24,9 @@ struct LlvmOptions {
   // The target's vector register width, which the compiler fills in from LLVM's description of
   // the target; 0 runs every kernel on the scalar path.
   int vector_bits = 0;
+  // The target has non-temporal vector stores and a store fence (x86-64): the widened chunk may
+  // stream its stores (abi.hpp, the last slot).
+  bool streaming_stores = false;
 };
 
 // Builds the chunk (and result) functions of abi.hpp for `k`. The module is verified. `path`, when
