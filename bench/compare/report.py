@@ -268,6 +268,45 @@ def write(info, report_path, chart_path):
             p(f"| {n}: warm-cache first call under 1 ms | {t:.3g} ms{extra} | {verdict} |")
     p("")
 
+    # ---- the targets of issues 20 (SIMD lanes) and 16 (tack.algorithms)
+    p("## Targets (from issues 20 and 16)")
+    p("")
+    p("Each workload's 0.9x of the C++ is in the table above. What limits a missed target is in "
+      "[RESULTS.md](RESULTS.md).")
+    p("")
+    p("| target | measured | |")
+    p("|---|---|---|")
+
+    def target(text, got, want):
+        if got is None:
+            p(f"| {text} | n/a | not measured |")
+            return
+        verdict = ("met" if got >= want else
+                   f"**missed** by {(want - got) / want * 100:.0f}% (needs {want / got:.2f}x)")
+        p(f"| {text} | {got:.2f}x | {verdict} |")
+
+    def ratio(peer, n):
+        return ratios.get(peer, {}).get(n)
+
+    target("mandelbrot at least 1.2x Dr.Jit", ratio("drjit", "mandelbrot"), 1.2)
+    target("matmul_naive at least 1.0x the C++", ratio("cpp", "matmul_naive"), 1.0)
+    target("geometric mean at least 1.2x Dr.Jit", gm.get("drjit"), 1.2)
+    target("geometric mean at least 1.2x Numba", gm.get("numba"), 1.2)
+    target("saxpy at least 1.0x Dr.Jit", ratio("drjit", "saxpy"), 1.0)
+    target("triad at least 1.0x Dr.Jit", ratio("drjit", "triad"), 1.0)
+    target("tack.algorithms.sum at least 0.9x the C++ reduction(+)", ratio("cpp", "sum_algorithms"),
+           0.9)
+    target("tack.algorithms.sum at least 1.0x NumPy's sum", ratio("numpy", "sum_algorithms"), 1.0)
+    target("histogram (tack.algorithms) at least 1.0x Numba's private histogram",
+           ratio("numba", "histogram_private"), 1.0)
+    for n, want in (("scan", "np.cumsum"), ("argsort", 'np.argsort(kind="stable")')):
+        for peer in ("numpy", "numba"):
+            r = ratio(peer, n)
+            if r is not None:
+                p(f"| {n} against {LABEL[peer]} ({want if peer == 'numpy' else 'its kernel'}) | "
+                  f"{r:.2f}x | {'faster' if r > 1 else 'slower'} |")
+    p("")
+
     # ---- notes
     p("## How each system expresses the workloads")
     p("")
