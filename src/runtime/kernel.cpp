@@ -497,8 +497,9 @@ std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode,
   if (std::find(sources.begin(), sources.end(), backend) == sources.end())
     throw ValueError(fmt::format(
         "kernel '{}': inspect for backend '{}' needs arguments on a {} device (these are on {}); "
-        "without a device, inspect shows the source of {}",
-        state_->name, backend, backend, c.device.name(), fmt::join(sources, ", ")));
+        "without a device, inspect shows the source of {} or {}",
+        state_->name, backend, backend, c.device.name(),
+        fmt::join(sources.begin(), sources.end() - 1, ", "), sources.back()));
   if (mode == InspectMode::Optimized)
     throw ValueError(
         fmt::format("kernel '{}': the optimized code of backend '{}' needs its device and driver; "
