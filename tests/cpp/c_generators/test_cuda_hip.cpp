@@ -237,16 +237,25 @@ TEST(CGenerators, HipDiffersFromCudaOnlyInIncludeAndTextureType) {
   EXPECT_EQ(texture_kernels, 6);
 }
 
+// Compiles `program` (static_asserts of a backend's own declarations against a vendor's headers
+// in `includes`) with the first C++ compiler on PATH; the test fails with the compiler's output.
+void check_layouts(const char* name, const char* includes, const char* program) {
+  std::string cxx = find_program({"clang++", "g++", "c++"});
+  if (cxx.empty()) GTEST_SKIP() << "no C++ compiler on PATH";
+  fs::path file = scratch() / name;
+  write_text(file, program);
+  Output out = run(fmt::format("{} -std=c++17 -fsyntax-only -I {} -I {} {}", quote(cxx),
+                               quote(includes), quote(TACK_SOURCE_DIR), quote(file.string())));
+  EXPECT_EQ(out.status, 0) << out.text;
+}
+
 // The CUDA backend declares cuda.h's texture structures itself (it needs no CUDA header to
 // build): each must have the toolkit's size and field offsets.
 TEST(CudaApi, TextureStructuresHaveTheLayoutOfCudaH) {
   const char* cuda_h = "/usr/local/cuda/include/cuda.h";
   if (!fs::exists(cuda_h)) GTEST_SKIP() << cuda_h << " not found (the CUDA toolkit)";
-  std::string cxx = find_program({"clang++", "g++", "c++"});
-  if (cxx.empty()) GTEST_SKIP() << "no C++ compiler on PATH";
-  fs::path file = scratch() / "cuda_layout.cpp";
   // cu_api.hpp first: CU_TRSF_NORMALIZED_COORDINATES is a macro in cuda.h.
-  write_text(file, R"(#include <cstddef>
+  check_layouts("cuda_layout.cpp", "/usr/local/cuda/include", R"(#include <cstddef>
 #include "backends/cuda/cu_api.hpp"
 constexpr unsigned kNormalized = tack::cuda::CU_TRSF_NORMALIZED_COORDINATES;
 #include <cuda.h>
@@ -281,10 +290,6 @@ static_assert(tack::cuda::CU_TR_ADDRESS_MODE_CLAMP == ::CU_TR_ADDRESS_MODE_CLAMP
 static_assert(tack::cuda::CU_TR_FILTER_MODE_LINEAR == ::CU_TR_FILTER_MODE_LINEAR);
 static_assert(kNormalized == CU_TRSF_NORMALIZED_COORDINATES);
 )");
-  Output out = run(fmt::format("{} -std=c++17 -fsyntax-only -I {} -I {} {}", quote(cxx),
-                               quote("/usr/local/cuda/include"), quote(TACK_SOURCE_DIR),
-                               quote(file.string())));
-  EXPECT_EQ(out.status, 0) << out.text;
 }
 
 // The HIP backend declares hip/driver_types.h's texture structures itself (it needs no ROCm
@@ -292,11 +297,8 @@ static_assert(kNormalized == CU_TRSF_NORMALIZED_COORDINATES);
 TEST(HipApi, TextureStructuresHaveTheLayoutOfTheHipHeaders) {
   const char* header = "/usr/include/hip/hip_runtime_api.h";
   if (!fs::exists(header)) GTEST_SKIP() << header << " not found (Debian: libamdhip64-dev)";
-  std::string cxx = find_program({"clang++", "g++", "c++"});
-  if (cxx.empty()) GTEST_SKIP() << "no C++ compiler on PATH";
-  fs::path file = scratch() / "hip_layout.cpp";
   // hip_api.hpp first: HIP_TRSF_NORMALIZED_COORDINATES is a macro in driver_types.h.
-  write_text(file, R"(#include <cstddef>
+  check_layouts("hip_layout.cpp", "/usr/include", R"(#include <cstddef>
 #include "backends/hip/hip_api.hpp"
 constexpr unsigned kNormalized = tack::hip::HIP_TRSF_NORMALIZED_COORDINATES;
 #define __HIP_PLATFORM_AMD__
@@ -337,9 +339,6 @@ static_assert(kNormalized == HIP_TRSF_NORMALIZED_COORDINATES);
 static_assert(sizeof(ours::hipArray_t) == sizeof(::hipArray_t));
 static_assert(sizeof(ours::hipTextureObject_t) == sizeof(::hipTextureObject_t));
 )");
-  Output out = run(fmt::format("{} -std=c++17 -fsyntax-only -I {} {}", quote(cxx),
-                               quote(TACK_SOURCE_DIR), quote(file.string())));
-  EXPECT_EQ(out.status, 0) << out.text;
 }
 
 }  // namespace
