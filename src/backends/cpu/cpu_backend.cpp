@@ -1,13 +1,13 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include <fmt/format.h>
-#include <cstdlib>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
-
-#include <unistd.h>
 
 #include "backends/cpu/cpu_compiler.hpp"
 #include "backends/cpu/host_target.hpp"

@@ -26,8 +26,8 @@ class Estimator {
  public:
   Estimator(const ir::Kernel& k, const detail::LaunchArgs& a) : k_(k), a_(a) {}
 
-  // The steps of the body with the parallel loop's variables at iteration `which` of each
-  // dimension (0 or count - 1).
+  // The steps of the body with the parallel loop's variables at their first iteration, or with
+  // `last` at their last.
   int64_t at(bool last) {
     known_.clear();
     for (size_t d = 0; d < k_.dims.size(); ++d) {
