@@ -159,7 +159,8 @@ class CpuBackend final : public detail::Backend {
     if (outer > 0 && inner > 0) {
       // Threads pay off from about 2^15 units of work; below that the launch stays on the
       // caller's thread. A body with loops counts their steps.
-      const int64_t steps = code.has_loops ? steps_per_iteration(k, a) : 1;
+      // (One outer iteration has nothing to split: its steps are not needed.)
+      const int64_t steps = code.has_loops && outer > 1 ? steps_per_iteration(k, a) : 1;
       const int64_t per_outer = steps > INT64_MAX / inner ? INT64_MAX : inner * steps;
       int64_t min_chunk = std::max<int64_t>(1, (int64_t{1} << 15) / per_outer);
       if (outer <= min_chunk) {

@@ -104,31 +104,28 @@ class Estimator {
       case Kind::If:
         return inside([&] { return std::max(block(s.body), block(s.orelse)); }, s);
       case Kind::For: {
-        const auto n = trips(s);
-        return inside(
-            [&] {
-              known_.erase(s.index);
-              return clamp_steps(n.value_or(kUnknownTrips) *
-                                 static_cast<Wide>(std::max<int64_t>(1, block(s.body))));
-            },
-            s);
+        const auto n = trips(s);  // before the loop's variable is forgotten
+        return inside([&] { return loop(n, s.body); }, s);
       }
       case Kind::While:
-        return inside(
-            [&] {
-              return clamp_steps(kUnknownTrips *
-                                 static_cast<Wide>(std::max<int64_t>(1, block(s.body))));
-            },
-            s);
+        return inside([&] { return loop(std::nullopt, s.body); }, s);
       default:
         return 0;
     }
   }
 
-  // Runs `count` over a compound statement; afterwards, what its blocks assign is unknown.
+  // A loop's steps: its trip count (64 when unknown) times its body's, a loop-free body one.
+  int64_t loop(std::optional<Wide> trips, const ir::Block& body) {
+    return clamp_steps(trips.value_or(kUnknownTrips) *
+                       static_cast<Wide>(std::max<int64_t>(1, block(body))));
+  }
+
+  // Runs `count` over a compound statement; in it and afterwards, a `for`'s variable and what
+  // its blocks assign are unknown.
   template <typename F>
   int64_t inside(F count, const ir::Stmt& s) {
     const auto before = known_;
+    if (s.kind == Kind::For) known_.erase(s.index);
     const int64_t steps = count();
     known_ = before;
     forget_assigned(s.body);

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "backends/cuda/cu_api.hpp"
 #include "backends/gpu/artifact.hpp"
 #include "backends/gpu/gpu_backend.hpp"
+#include "backends/gpu/texture_objects.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
 
@@ -266,35 +266,23 @@ class CudaBackend final : public backends::GpuBackend {
       cu_.ArrayDestroy(array);
       throw;
     }
-    std::lock_guard lock(arrays_mutex_);
-    arrays_[texture] = array;
+    arrays_.add(texture, array);
     return texture;
   }
 
   void refill_texture(int device, uint64_t handle, const void* texels,
                       const backends::TextureShape& shape) override {
-    CUarray array = nullptr;
-    {
-      std::lock_guard lock(arrays_mutex_);
-      array = arrays_.at(handle);
-    }
-    refill_array(device, array, texels, shape);
+    refill_array(device, arrays_.at(handle), texels, shape);
   }
 
   // Cannot throw (release() calls it). The stream's queued work is waited for first, since the
   // driver frees the array at once.
   void destroy_texture(int device, uint64_t handle) override {
-    CUarray array = nullptr;
-    {
-      std::lock_guard lock(arrays_mutex_);
-      auto it = arrays_.find(handle);
-      if (it == arrays_.end()) return;
-      array = it->second;
-      arrays_.erase(it);
-    }
+    std::optional<CUarray> array = arrays_.take(handle);
+    if (!array) return;
     cu_.StreamSynchronize(device_as<DeviceState>(device).stream);
     cu_.TexObjectDestroy(handle);
-    cu_.ArrayDestroy(array);
+    cu_.ArrayDestroy(*array);
   }
 
   // Queues the copy of the texels (row-major, x fastest) into the array.
@@ -340,8 +328,7 @@ class CudaBackend final : public backends::GpuBackend {
 
   CuApi cu_;
   int driver_version_ = 0;
-  std::mutex arrays_mutex_;
-  std::map<CUtexObject, CUarray> arrays_;  // each texture object's array
+  backends::TextureObjects<CUarray> arrays_;  // each texture object's array
 };
 
 BackendInfo make_info(const std::vector<std::unique_ptr<DeviceState>>& devices) {

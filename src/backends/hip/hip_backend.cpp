@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <map>
-#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "backends/gpu/address_map.hpp"
 #include "backends/gpu/artifact.hpp"
 #include "backends/gpu/gpu_backend.hpp"
+#include "backends/gpu/texture_objects.hpp"
 #include "backends/hip/hip_api.hpp"
 #include "codegen/c_family/c_generator.hpp"
 #include "tack/error.hpp"
@@ -218,36 +218,24 @@ class HipBackend final : public backends::GpuBackend {
       throw;
     }
     const auto handle = reinterpret_cast<uint64_t>(texture);
-    std::lock_guard lock(arrays_mutex_);
-    arrays_[handle] = array;
+    arrays_.add(handle, array);
     return handle;
   }
 
   void refill_texture(int device, uint64_t handle, const void* texels,
                       const backends::TextureShape& shape) override {
-    hipArray_t array = nullptr;
-    {
-      std::lock_guard lock(arrays_mutex_);
-      array = arrays_.at(handle);
-    }
     api_.SetDevice(device);
-    refill_array(device, array, texels, shape);
+    refill_array(device, arrays_.at(handle), texels, shape);
   }
 
   // Cannot throw (release() calls it). The stream's queued work is waited for first, since the
   // runtime frees the array at once.
   void destroy_texture(int device, uint64_t handle) override {
-    hipArray_t array = nullptr;
-    {
-      std::lock_guard lock(arrays_mutex_);
-      auto it = arrays_.find(handle);
-      if (it == arrays_.end()) return;
-      array = it->second;
-      arrays_.erase(it);
-    }
+    std::optional<hipArray_t> array = arrays_.take(handle);
+    if (!array) return;
     api_.StreamSynchronize(device_as<DeviceState>(device).stream);
     api_.TexObjectDestroy(reinterpret_cast<hipTextureObject_t>(handle));
-    api_.ArrayDestroy(array);
+    api_.ArrayDestroy(*array);
   }
 
   // Queues the copy of the texels (row-major, x fastest) into the array; the extent is in
@@ -273,9 +261,8 @@ class HipBackend final : public backends::GpuBackend {
   }
 
   const HipApi& api_;
-  backends::AddressMap<bool> memory_;  // the allocations, for owns()
-  std::mutex arrays_mutex_;
-  std::map<uint64_t, hipArray_t> arrays_;  // each texture object's array
+  backends::AddressMap<bool> memory_;            // the allocations, for owns()
+  backends::TextureObjects<hipArray_t> arrays_;  // each texture object's array
 };
 
 BackendInfo make_info() {

@@ -10,13 +10,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <vector>
 
 #include "backends/gpu/address_map.hpp"
 #include "backends/gpu/gpu_backend.hpp"
+#include "backends/gpu/texture_objects.hpp"
 #include "backends/metal/metal_source.hpp"
 #include "tack/error.hpp"
 
@@ -203,26 +204,20 @@ class MetalBackend final : public backends::GpuBackend {
             "2048 per side in 3-D, 16384 in 2-D): use interp=\"linear_exact\" for larger ones",
             device, shape.dims, shape.width, shape.height, shape.depth));
       fill_texture(device, texture, texels, shape);
-      std::lock_guard lock(textures_mutex_);
-      textures_[++last_texture_] = texture;
-      return last_texture_;
+      const uint64_t handle = ++last_texture_;
+      textures_.add(handle, texture);
+      return handle;
     }
   }
 
   void refill_texture(int device, uint64_t handle, const void* texels,
                       const backends::TextureShape& shape) override {
-    id<MTLTexture> texture = nil;
-    {
-      std::lock_guard lock(textures_mutex_);
-      texture = textures_.at(handle);
-    }
-    fill_texture(device, texture, texels, shape);
+    fill_texture(device, textures_.at(handle), texels, shape);
   }
 
   // A command buffer keeps the textures it uses alive until it has run: dropping ours is enough.
   void destroy_texture(int, uint64_t handle) override {
-    std::lock_guard lock(textures_mutex_);
-    textures_.erase(handle);
+    textures_.take(handle);
   }
 
   // After the queued work (which may still write the texels), the host copies them in.
@@ -246,11 +241,6 @@ class MetalBackend final : public backends::GpuBackend {
                    withBytes:texels
                  bytesPerRow:row];
     }
-  }
-
-  id<MTLTexture> texture_of(uint64_t handle) {
-    std::lock_guard lock(textures_mutex_);
-    return textures_.at(handle);
   }
 
   std::pair<id<MTLBuffer>, size_t> resolve(const void* address) {
@@ -279,7 +269,7 @@ class MetalBackend final : public backends::GpuBackend {
     NSUInteger slot = 0, texture_slot = 0;
     for (const backends::KernelArg& a : dispatch.args) {
       if (a.kind == backends::KernelArg::Kind::Texture) {
-        [enc setTexture:texture_of(a.bits) atIndex:texture_slot++];
+        [enc setTexture:textures_.at(a.bits) atIndex:texture_slot++];
       } else if (a.kind == backends::KernelArg::Kind::Value) {
         [enc setBytes:&a.bits length:a.bytes atIndex:slot++];  // the low bytes
       } else if (a.bits) {
@@ -298,10 +288,9 @@ class MetalBackend final : public backends::GpuBackend {
     if (++d.launches >= kLaunchesPerCommandBuffer) commit(d);
   }
 
-  backends::AddressMap<id<MTLBuffer>> memory_;  // shared storage: the contents' addresses
-  std::mutex textures_mutex_;
-  std::map<uint64_t, id<MTLTexture>> textures_;  // by the handle create_texture() gave
-  uint64_t last_texture_ = 0;
+  backends::AddressMap<id<MTLBuffer>> memory_;         // shared storage: the contents' addresses
+  backends::TextureObjects<id<MTLTexture>> textures_;  // by the handle create_texture() gave
+  std::atomic<uint64_t> last_texture_ = 0;
 };
 
 }  // namespace

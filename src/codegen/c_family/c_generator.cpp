@@ -880,17 +880,14 @@ std::string CFamilyGenerator::generate(const ir::Kernel& k, const std::string& e
 
 namespace {
 
-// Each target's dialect; Metal's generator has its own checks and no table here.
+// Each target's dialect; Metal (none here) has a generator of its own, with its own checks.
 struct SourceTarget {
   std::string_view name;
-  const CDialect* (*dialect)();
+  const CDialect& (*dialect)();
 };
 constexpr SourceTarget kSourceTargets[] = {
-    {"cuda", [] { return &cuda_dialect(); }},
-    {"hip", [] { return &hip_dialect(); }},
-    {"level_zero", [] { return &level_zero_dialect(); }},
-    {"metal", [] { return static_cast<const CDialect*>(nullptr); }},
-    {"opencl", [] { return &opencl_dialect(); }},
+    {"cuda", cuda_dialect}, {"hip", hip_dialect},       {"level_zero", level_zero_dialect},
+    {"metal", nullptr},     {"opencl", opencl_dialect},
 };
 
 }  // namespace
@@ -908,9 +905,8 @@ std::string generate_source(const ir::Kernel& k, const std::string& target,
                             const std::string& entry_name) {
   for (const SourceTarget& t : kSourceTargets) {
     if (t.name != target) continue;
-    const CDialect* d = t.dialect();
-    return d ? CFamilyGenerator(*d).generate(k, entry_name)
-             : MslGenerator().generate(k, entry_name);
+    return t.dialect ? CFamilyGenerator(t.dialect()).generate(k, entry_name)
+                     : MslGenerator().generate(k, entry_name);
   }
   throw Error(fmt::format("no C-family generator for '{}': expected one of {}", target,
                           fmt::join(source_targets(), ", ")));
