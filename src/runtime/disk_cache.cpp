@@ -28,6 +28,9 @@ namespace {
 
 using namespace cache_file;  // the entry format and file helpers, shared with the tools
 
+// How finely an entry's modification time records its last use (DiskCache::load).
+constexpr int64_t kUseTimeResolutionSeconds = 60;
+
 void check_backend(std::string_view backend) {
   const bool ok = !backend.empty() && backend.size() <= 64 &&
                   std::all_of(backend.begin(), backend.end(), [](char c) {
@@ -345,8 +348,8 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
     return miss();
   }
   // The modification time is the time of last use, which eviction goes by (access times are
-  // often not kept).
-  ::futimens(fd.get(), nullptr);
+  // often not kept), to the minute: an entry used within the last one is not touched again.
+  if (std::time(nullptr) - st.st_mtime >= kUseTimeResolutionSeconds) ::futimens(fd.get(), nullptr);
   fd.close();
   if (counted) hits_.fetch_add(1, std::memory_order_relaxed);
   // Erasing the header in place reuses the buffer instead of allocating a second copy.

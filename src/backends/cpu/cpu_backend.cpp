@@ -146,7 +146,7 @@ class CpuBackend final : public detail::Backend {
       if (d > 0) inner *= a.count[d];
     }
     slots[layout.debug_slot] = reinterpret_cast<uint64_t>(a.debug_record);
-    slots[layout.stream_slot] = array_bytes > streaming_bytes() ? 1 : 0;
+    slots[layout.stream_slot] = streams(array_bytes) ? 1 : 0;
 
     int64_t outer = a.count.empty() ? 0 : a.count[0];
     if (!k.reductions.empty()) {
@@ -190,18 +190,24 @@ class CpuBackend final : public detail::Backend {
     return l;
   }
 
-  // Launches whose arrays take more bytes than this stream their stores past the caches (abi.hpp):
-  // half the last-level cache, which the arrays would only flush through. Measured on a Zen 4
-  // guest (2 threads, a saxpy): streamed stores are as fast at 12 MiB of arrays, 1.6x as fast at
-  // 24 MiB and above. TACK_CPU_STREAM_BYTES sets another threshold (0: every launch streams).
-  static uint64_t streaming_bytes() {
-    static const uint64_t bytes = []() -> uint64_t {
-      if (const char* v = std::getenv("TACK_CPU_STREAM_BYTES"); v && *v)
-        return std::strtoull(v, nullptr, 10);
+  // Whether a launch whose arrays take `array_bytes` streams its stores past the caches (abi.hpp):
+  // from half the last-level cache on, which the arrays would only flush through. Measured on a
+  // Zen 4 guest (2 threads, a saxpy): streamed stores are as fast at 12 MiB of arrays, 1.6x as fast
+  // at 24 MiB and above. TACK_CPU_STREAM_BYTES sets another threshold (0: every launch streams).
+  // Arrays of 1 MiB or less never stream, without reading the cache's size (eight files in sysfs, a
+  // sixth of a warm-cache first call) for a small launch.
+  static bool streams(uint64_t array_bytes) {
+    static const int64_t chosen = []() -> int64_t {
+      const char* v = std::getenv("TACK_CPU_STREAM_BYTES");
+      return v && *v ? static_cast<int64_t>(std::strtoull(v, nullptr, 10)) : -1;
+    }();
+    if (chosen >= 0) return array_bytes > static_cast<uint64_t>(chosen);
+    if (array_bytes <= (uint64_t{1} << 20)) return false;
+    static const uint64_t threshold = [] {
       const uint64_t cache = last_level_cache_bytes();
       return cache > 0 ? cache / 2 : uint64_t{16} << 20;
     }();
-    return bytes;
+    return array_bytes > threshold;
   }
 
   // The largest cache of CPU 0 as Linux describes it (sysfs), else as the C library does (which
