@@ -12,9 +12,12 @@ namespace tack::backends {
 std::span<const BackendEntry> backend_table() {
   // The CPU first: it always runs, and is the default device.
   static const BackendEntry table[] = {
-      {cpu::declared_info, cpu::probe},     {cuda::declared_info, cuda::probe},
-      {hip::declared_info, hip::probe},     {level_zero::declared_info, level_zero::probe},
-      {metal::declared_info, metal::probe}, {opencl::declared_info, opencl::probe},
+      {"cpu", cpu::declared_info, cpu::probe},
+      {"cuda", cuda::declared_info, cuda::probe},
+      {"hip", hip::declared_info, hip::probe},
+      {"level_zero", level_zero::declared_info, level_zero::probe},
+      {"metal", metal::declared_info, metal::probe},
+      {"opencl", opencl::declared_info, opencl::probe},
   };
   return table;
 }

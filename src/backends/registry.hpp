@@ -9,6 +9,7 @@
 namespace tack::backends {
 
 struct BackendEntry {
+  const char* name;  // declared_info().name, known without calling it
   // What the backend declares before it is probed: its name and label, the addresses
   // memory_space() asks it about, its DLPack device type. The probed backend's info() starts
   // from it.

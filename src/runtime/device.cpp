@@ -14,11 +14,12 @@ namespace detail {
 namespace {
 
 // A backend of backends::backend_table(), probed when first asked for: loading a driver costs
-// time a process that never uses it should not pay.
+// time a process that never uses it should not pay. Even its declaration is asked for only when
+// needed: a process on the CPU alone touches none of the GPU backends' code.
 struct Slot {
   const backends::BackendEntry* entry = nullptr;
-  BackendInfo declared;  // what it declares before it is probed
-  std::once_flag once;
+  std::once_flag declared_once, once;
+  BackendInfo declared;  // what it declares before it is probed; under declared_once
   Probe probe;
 };
 
@@ -30,9 +31,12 @@ struct Registry {
     for (const backends::BackendEntry& e : backends::backend_table()) {
       slots.push_back(std::make_unique<Slot>());
       slots.back()->entry = &e;
-      slots.back()->declared = e.declared_info();
     }
     default_device = probed(*slots.front()).backend->device(0);  // the CPU (registry.cpp)
+  }
+  const BackendInfo& declared(Slot& s) {
+    std::call_once(s.declared_once, [&] { s.declared = s.entry->declared_info(); });
+    return s.declared;
   }
   const Probe& probed(Slot& s) {
     std::call_once(s.once, [&] { s.probe = s.entry->probe(); });
@@ -40,7 +44,7 @@ struct Registry {
   }
   Slot* find(const std::string& name) {
     for (auto& s : slots)
-      if (s->declared.name == name) return s.get();
+      if (name == s->entry->name) return s.get();
     return nullptr;
   }
 };
@@ -87,7 +91,7 @@ Backend* find_backend(const std::string& name) {
 
 std::vector<const BackendInfo*> declared_backends() {
   std::vector<const BackendInfo*> out;
-  for (const auto& s : registry().slots) out.push_back(&s->declared);
+  for (const auto& s : registry().slots) out.push_back(&registry().declared(*s));
   return out;
 }
 

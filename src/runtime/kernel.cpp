@@ -51,6 +51,7 @@ struct Variant {
   std::string origin[2];                   // where code[i] came from (shared_code); compile_mutex
   std::atomic<LoadedCode*> ready[2] = {};  // published for calls that take no lock
   CompileOptions options[2];
+  std::string key[2];  // the disk cache's key of code[i] (variant_cache_key)
 };
 
 struct KernelState {
@@ -112,18 +113,23 @@ std::string hex64(uint64_t h) {
 // Everything that changes the artifact: Tack's version and sources (the generators that made it),
 // the backend and its target (architecture, compiler and driver versions), the compile options,
 // and the canonical IR after specialization.
+namespace {
+
+std::string cache_key(const std::string& printed_ir, bool debug, const std::string& backend,
+                      const std::string& target, int no_alias) {
+  return fmt::format("tack {} sources {}\nbackend {}\ntarget {}\noptions no_alias={} debug={}\n{}",
+                     version(), detail::source_id(), backend, target, no_alias, debug ? 1 : 0,
+                     printed_ir);
+}
+
+}  // namespace
+
 std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
                               const std::string& target, int no_alias) {
-  return fmt::format("tack {} sources {}\nbackend {}\ntarget {}\noptions no_alias={} debug={}\n{}",
-                     version(), detail::source_id(), backend, target, no_alias, k.debug ? 1 : 0,
-                     ir::print(k, {.locations = k.debug}));
+  return cache_key(ir::print(k, {.locations = k.debug}), k.debug, backend, target, no_alias);
 }
 
 namespace {
-
-std::string cache_key(const Variant& v, int no_alias) {
-  return variant_cache_key(v.ir, v.backend->info().name, v.target, no_alias);
-}
 
 // Builds a variant: checks the dtypes against the backend, specializes, adds debug checks.
 std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c) {
@@ -160,9 +166,12 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   v->device = c.device.index();
   v->column_offset = ks.module->source().column_offset();
   v->target = backend->cache_target(c.device.index());
+  // The IR is printed once for both keys and kept, not again at each compile or cache lookup.
+  const std::string printed_ir = ir::print(v->ir, {.locations = v->ir.debug});
   for (int no_alias = 0; no_alias < 2; ++no_alias) {
+    std::string& key = v->key[no_alias];
+    key = cache_key(printed_ir, v->ir.debug, info.name, v->target, no_alias);
     // Symbols are named after the key, so an object from the disk cache links under its name.
-    std::string key = cache_key(*v, no_alias);
     v->options[no_alias].no_alias = no_alias;
     v->options[no_alias].symbol_prefix = "tack_" + hex64(XXH3_64bits(key.data(), key.size()));
   }
@@ -177,8 +186,8 @@ LoadedCode& code_for(Variant& v, int no_alias) {
   }
   std::lock_guard lock(v.compile_mutex);
   if (!v.code[no_alias])
-    v.code[no_alias] = shared_code(*v.backend, v.device, v.ir, v.options[no_alias],
-                                   cache_key(v, no_alias), &v.origin[no_alias]);
+    v.code[no_alias] = shared_code(*v.backend, v.device, v.ir, v.options[no_alias], v.key[no_alias],
+                                   &v.origin[no_alias]);
   v.ready[no_alias].store(v.code[no_alias].get(), std::memory_order_release);
   return *v.code[no_alias];
 }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/registry.hpp"
 #include "reference.hpp"
 #include "test_support.hpp"
 
@@ -168,6 +169,16 @@ TEST(Devices, RegistryDefaultsAndMissingBackends) {
     EXPECT_NE(std::string(e.what()).find("Metal"), std::string::npos);
   }
   EXPECT_EQ(memory_space(arange(4).data()), "cpu");
+}
+
+// The registry finds a backend by the table's name without asking the backend to declare itself.
+TEST(Devices, TheBackendTableNamesEachBackendAsItDeclaresItself) {
+  for (const backends::BackendEntry& e : backends::backend_table())
+    EXPECT_EQ(e.declared_info().name, e.name);
+  std::vector<std::string> declared;
+  for (const BackendStatus& s : backend_status()) declared.push_back(s.name);
+  EXPECT_EQ(declared,
+            (std::vector<std::string>{"cpu", "cuda", "hip", "level_zero", "metal", "opencl"}));
 }
 
 TEST(Devices, LocalDeviceFollowsTheNodeLocalRank) {

@@ -1,10 +1,9 @@
 #include "backends/cpu/host_target.hpp"
 
-#include <dlfcn.h>
-
-#include <cstdio>
+#include <charconv>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -27,13 +26,12 @@ struct Leaf {
 };
 
 // glibc's record of the cpuid leaves it read at start-up (<sys/platform/x86.h>): the leaf's
-// registers, then the features it found usable. Looked up at run time, so that libtack also loads
-// with a C library that lacks it.
+// registers, then the features it found usable.
 struct GlibcLeaf {
   unsigned cpuid[4];
   unsigned active[4];
 };
-using GlibcLeafFn = const GlibcLeaf* (*)(unsigned index);
+using GlibcLeafFn = const void* (*)(unsigned index);
 // Its indices (CPUID_INDEX_*), all present from glibc 2.36 on.
 enum GlibcIndex : unsigned {
   kIndex1 = 0,
@@ -47,12 +45,27 @@ enum GlibcIndex : unsigned {
   kNoIndex = ~0u,
 };
 
+}  // namespace
+}  // namespace tack::cpu
+
+// Declared weak, so that libtack also loads with a C library that lacks it (null there); bound
+// when libtack is loaded, not looked up by name (dlsym) at the first kernel call.
+extern "C" const void* __x86_get_cpuid_feature_leaf(unsigned index) __attribute__((weak));
+
+namespace tack::cpu {
+namespace {
+
 GlibcLeafFn glibc_leaves() {
+  // "2.36": compared by hand, since sscanf's first call costs more than the rest of the reading.
+  const std::string_view version = gnu_get_libc_version();
   int major = 0, minor = 0;
-  if (std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 ||
-      (major == 2 && minor < 36))
+  const char* end = version.data() + version.size();
+  auto [dot, ok] = std::from_chars(version.data(), end, major);
+  if (ok != std::errc() || dot == end || *dot != '.' ||
+      std::from_chars(dot + 1, end, minor).ec != std::errc())
     return nullptr;
-  return reinterpret_cast<GlibcLeafFn>(::dlsym(RTLD_DEFAULT, "__x86_get_cpuid_feature_leaf"));
+  if (major < 2 || (major == 2 && minor < 36)) return nullptr;
+  return __x86_get_cpuid_feature_leaf;
 }
 
 // The words LLVM's host detection reads (llvm::sys::getHostCPUName and getHostCPUFeatures): the
@@ -70,7 +83,7 @@ std::string x86_signature(bool use_glibc) {
   const auto leaf = [&](unsigned n, unsigned sub, GlibcIndex index) {
     Leaf l;
     if (glibc && index != kNoIndex) {
-      const GlibcLeaf* g = glibc(index);
+      const auto* g = static_cast<const GlibcLeaf*>(glibc(index));
       return Leaf{g->cpuid[0], g->cpuid[1], g->cpuid[2], g->cpuid[3]};
     }
     if (n <= (n >= 0x80000000 ? max_extended : max_basic))
