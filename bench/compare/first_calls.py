@@ -15,37 +15,31 @@ bench/compare/run's environment (build/compare-venv, made by `bench/compare/run`
 otherwise idle machine.
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-import compare  # noqa: E402  (system_env: each system's cache directory and thread count)
+import compare  # noqa: E402  (run_worker: the worker's command line and environment)
 
 KINDS = ("init", "empty cache", "cache filled", "filled, again")
 
 
-def first_call(system, name, cache, out_json):
-    if os.path.exists(out_json):
-        os.remove(out_json)
-    cmd = [sys.executable, os.path.join(HERE, "worker.py"), "--system", system, "--mode", "first",
-           "--workloads", name, "--cache", cache, "--threads", "2", "--json", out_json]
-    p = subprocess.run(cmd, env=compare.system_env(system, cache, 2), cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
-    if p.returncode != 0 or not os.path.exists(out_json):
-        raise RuntimeError(f"{system} {name}: the worker failed:\n{p.stdout}{p.stderr}")
-    with open(out_json) as f:
-        d = json.load(f)
-    w = d["workloads"][name]
+def first_call(system, name, cache, root):
+    """One worker process in `first` mode, through compare.run_worker: (init ms, first call ms)."""
+    args = argparse.Namespace(threads=2, repeats=5, budget=0.5)
+    log = os.path.join(root, "workers.log")
+    res = compare.run_worker(system, "first", [name], args, None, cache,
+                             os.path.join(root, "out.json"), log, timeout=300)
+    w = res["workloads"][name]
     if w.get("status") != "ok":
-        raise RuntimeError(f"{system} {name}: {w.get('status')}: {w.get('error', '')}")
-    return d["init_ms"], w["first_ms"]
+        with open(log) as f:
+            raise RuntimeError(f"{system} {name}: {w['status']}: {w.get('error', '')}\n{f.read()}")
+    return res["init_ms"], w["first_ms"]
 
 
 def main():
@@ -57,14 +51,12 @@ def main():
     systems, names = args.systems.split(","), args.workloads.split(",")
     times = {}  # (name, system, kind) -> [ms]
     with tempfile.TemporaryDirectory(prefix="tack-first-calls-") as root:
-        out_json = os.path.join(root, "out.json")
         for r in range(args.rounds):
             for name in names:
                 for system in systems:
                     cache = os.path.join(root, f"{system}-{name}-{r}")
-                    os.makedirs(cache)
                     for kind in KINDS[1:]:
-                        init, first = first_call(system, name, cache, out_json)
+                        init, first = first_call(system, name, cache, root)
                         times.setdefault((name, system, "init"), []).append(init)
                         times.setdefault((name, system, kind), []).append(first)
                     shutil.rmtree(cache)
