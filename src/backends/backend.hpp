@@ -17,10 +17,14 @@ namespace tack::detail {
 // A variant's code, loaded and ready to launch. Backends derive their handle from it.
 struct LoadedCode {
   virtual ~LoadedCode() = default;
+  // The kernel has stores that a build for streaming launches (CompileOptions::streams) writes
+  // differently; where it has none, either build serves every launch.
+  bool has_streamed_stores = false;
 };
 
 struct CompileOptions {
   bool no_alias = false;      // arrays were checked at the call not to overlap
+  bool streams = false;       // for launches that stream stores past the caches (Backend::streams)
   std::string symbol_prefix;  // unique per artifact (derived from its cache key)
 };
 
@@ -80,6 +84,10 @@ class Backend {
   virtual std::string compile(const ir::Kernel& k, const CompileOptions& options, int device) = 0;
   virtual std::unique_ptr<LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
                                            const CompileOptions& options, int device) = 0;
+  // Whether this launch should run the build that streams stores past the caches (the CPU's, for
+  // arrays larger than its caches): a second build, made when a launch first needs it, because
+  // one build that chose at run time would be twice the code to compile.
+  virtual bool streams(const ir::Kernel& k, const LaunchArgs& args) { return false; }
   // Runs, or on an asynchronous backend (BackendInfo::asynchronous) queues, one launch. Errors
   // found when queuing are thrown here; errors of the running work at synchronize().
   virtual void launch(LoadedCode& code, const ir::Kernel& k, const LaunchArgs& args,

@@ -36,11 +36,11 @@ Backend* find_backend(const std::string& name);
 // order `tack info` lists them.
 std::vector<const BackendInfo*> declared_backends();
 
-// The disk-cache key of a variant compiled for `backend` with its `target`
+// The disk-cache key of a variant's build for `backend` with its `target`
 // (Backend::cache_target): what the runtime keys the entry with, for tests that store and find
 // artifacts without a device.
 std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
-                              const std::string& target, int no_alias);
+                              const std::string& target, bool no_alias, bool streams = false);
 
 // The workgroup contract at a launch (spec language.md), checked before anything runs: a kernel
 // with workgroups needs a device whose groups hold Kernel::workgroup_size lanes

@@ -34,8 +34,14 @@
 namespace tack {
 namespace detail {
 
-// One specialization of a kernel on one device, and its code with and without the no-alias
-// assumption (each compiled when first needed).
+// The builds of a variant's code: with and without the no-alias assumption, each for launches
+// that stream their stores past the caches and for the others (Backend::streams).
+constexpr int kBuilds = 4;
+int build_index(bool no_alias, bool streams) {
+  return (no_alias ? 1 : 0) | (streams ? 2 : 0);
+}
+
+// One specialization of a kernel on one device, and its builds (each compiled when first needed).
 struct Variant {
   ir::Kernel ir;
   IndexRangeCheck index_check;  // the accesses each launch checks (launch_bounds.hpp)
@@ -46,12 +52,13 @@ struct Variant {
   // The argument types: objects' classes and functions, kept alive while their addresses are
   // part of the variant's key.
   std::vector<sema::ArgType> types;
+  std::string printed_ir;  // the canonical text of `ir`, for the cache keys
   std::mutex compile_mutex;
-  std::shared_ptr<LoadedCode> code[2];     // shared by variants of one key; set under compile_mutex
-  std::string origin[2];                   // where code[i] came from (shared_code); compile_mutex
-  std::atomic<LoadedCode*> ready[2] = {};  // published for calls that take no lock
-  CompileOptions options[2];
-  std::string key[2];  // the disk cache's key of code[i] (variant_cache_key)
+  // Per build_index, set under compile_mutex: the code (shared by variants of one key, and by a
+  // kernel's two builds where streaming changes nothing) and where it came from (shared_code).
+  std::shared_ptr<LoadedCode> code[kBuilds];
+  std::string origin[kBuilds];
+  std::atomic<LoadedCode*> ready[kBuilds] = {};  // published for calls that take no lock
 };
 
 struct KernelState {
@@ -116,17 +123,19 @@ std::string hex64(uint64_t h) {
 namespace {
 
 std::string cache_key(const std::string& printed_ir, bool debug, const std::string& backend,
-                      const std::string& target, int no_alias) {
-  return fmt::format("tack {} sources {}\nbackend {}\ntarget {}\noptions no_alias={} debug={}\n{}",
-                     version(), detail::source_id(), backend, target, no_alias, debug ? 1 : 0,
-                     printed_ir);
+                      const std::string& target, bool no_alias, bool streams) {
+  return fmt::format(
+      "tack {} sources {}\nbackend {}\ntarget {}\noptions no_alias={} streams={} debug={}\n{}",
+      version(), detail::source_id(), backend, target, no_alias ? 1 : 0, streams ? 1 : 0,
+      debug ? 1 : 0, printed_ir);
 }
 
 }  // namespace
 
 std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
-                              const std::string& target, int no_alias) {
-  return cache_key(ir::print(k, {.locations = k.debug}), k.debug, backend, target, no_alias);
+                              const std::string& target, bool no_alias, bool streams) {
+  return cache_key(ir::print(k, {.locations = k.debug}), k.debug, backend, target, no_alias,
+                   streams);
 }
 
 namespace {
@@ -166,30 +175,43 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   v->device = c.device.index();
   v->column_offset = ks.module->source().column_offset();
   v->target = backend->cache_target(c.device.index());
-  // The IR is printed once for both keys and kept, not again at each compile or cache lookup.
-  const std::string printed_ir = ir::print(v->ir, {.locations = v->ir.debug});
-  for (int no_alias = 0; no_alias < 2; ++no_alias) {
-    std::string& key = v->key[no_alias];
-    key = cache_key(printed_ir, v->ir.debug, info.name, v->target, no_alias);
-    // Symbols are named after the key, so an object from the disk cache links under its name.
-    v->options[no_alias].no_alias = no_alias;
-    v->options[no_alias].symbol_prefix = "tack_" + hex64(XXH3_64bits(key.data(), key.size()));
-  }
+  // Printed once for every build's key, not again at each compile or cache lookup.
+  v->printed_ir = ir::print(v->ir, {.locations = v->ir.debug});
   return v;
 }
 
-// The variant's code: already loaded, or loaded or compiled now.
-LoadedCode& code_for(Variant& v, int no_alias) {
-  if (LoadedCode* code = v.ready[no_alias].load(std::memory_order_acquire)) {
+// A build's cache key and options. Symbols are named after the key, so that an object from the
+// disk cache links under its name.
+CompileOptions build_options(const Variant& v, int build, std::string* key) {
+  CompileOptions o;
+  o.no_alias = build & 1;
+  o.streams = build & 2;
+  *key =
+      cache_key(v.printed_ir, v.ir.debug, v.backend->info().name, v.target, o.no_alias, o.streams);
+  o.symbol_prefix = "tack_" + hex64(XXH3_64bits(key->data(), key->size()));
+  return o;
+}
+
+// The code of one build: already loaded, or loaded or compiled now.
+LoadedCode& code_for(Variant& v, int build) {
+  if (LoadedCode* code = v.ready[build].load(std::memory_order_acquire)) {
     stats().memory_hits++;
     return *code;
   }
   std::lock_guard lock(v.compile_mutex);
-  if (!v.code[no_alias])
-    v.code[no_alias] = shared_code(*v.backend, v.device, v.ir, v.options[no_alias], v.key[no_alias],
-                                   &v.origin[no_alias]);
-  v.ready[no_alias].store(v.code[no_alias].get(), std::memory_order_release);
-  return *v.code[no_alias];
+  std::shared_ptr<LoadedCode>& code = v.code[build];
+  const int other = build ^ 2;  // the same build for the other kind of launch
+  if (!code && v.code[other] && !v.code[other]->has_streamed_stores) {
+    code = v.code[other];
+    v.origin[build] = v.origin[other];
+  }
+  if (!code) {
+    std::string key;
+    const CompileOptions options = build_options(v, build, &key);
+    code = shared_code(*v.backend, v.device, v.ir, options, key, &v.origin[build]);
+  }
+  v.ready[build].store(code.get(), std::memory_order_release);
+  return *code;
 }
 
 // What a debug-mode report needs from a launch, kept until the record is read (at the launch on
@@ -418,7 +440,8 @@ Scalar Kernel::call(std::span<const Arg> args) const {
   }
   // ---- end of reductions ----
 
-  detail::LoadedCode& code = detail::code_for(v, no_alias);
+  detail::LoadedCode& code =
+      detail::code_for(v, detail::build_index(no_alias, v.backend->streams(k, launch)));
   alignas(8) unsigned char result[8] = {};
   if (k.result) launch.result = result;
   const int64_t launch_start = log_level() >= 1 ? detail::now_ns() : 0;
@@ -475,10 +498,14 @@ std::vector<VariantInfo> Kernel::variants() const {
     info.device = fmt::format("{}:{}", v->backend->info().name, v->device);
     {
       std::lock_guard compile_lock(v->compile_mutex);
-      for (int no_alias = 0; no_alias < 2; ++no_alias)
-        if (v->code[no_alias])
-          info.origin += (info.origin.empty() ? "" : ", ") + v->origin[no_alias] +
-                         (no_alias ? " (no-alias)" : "");
+      for (int build = 0; build < detail::kBuilds; ++build) {
+        const bool streams = build & 2;
+        // A build that serves both kinds of launch is listed once.
+        if (!v->code[build] || (streams && v->code[build] == v->code[build ^ 2])) continue;
+        info.origin +=
+            fmt::format("{}{}{}{}", info.origin.empty() ? "" : ", ", v->origin[build],
+                        build & 1 ? " (no-alias)" : "", streams ? " (streamed stores)" : "");
+      }
     }
     if (info.origin.empty()) info.origin = "not loaded yet";
     out.push_back(std::move(info));
@@ -494,7 +521,18 @@ std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode) const {
   detail::classify(args, c);
   detail::Variant& v = variant_for(*state_, c);
   if (mode == InspectMode::IR) return ir::print(v.ir);
-  return v.backend->emit(v.ir, v.options[0], mode == InspectMode::Optimized);
+  // The build a launch with these arrays would run: only their extents matter (Backend::streams).
+  detail::LaunchArgs launch;
+  launch.params.resize(v.ir.params.size());
+  const std::vector<int64_t> no_elements(256);  // for the partials: the launch makes them
+  for (size_t i = 0; i < v.ir.params.size(); ++i)
+    launch.params[i].shape = i < c.leaves.size() && c.leaves[i].kind() == Arg::Kind::Array
+                                 ? c.leaves[i].array().shape().data()
+                                 : no_elements.data();
+  std::string key;
+  const int build = detail::build_index(false, v.backend->streams(v.ir, launch));
+  return v.backend->emit(v.ir, detail::build_options(v, build, &key),
+                         mode == InspectMode::Optimized);
 }
 
 std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode,

@@ -1,6 +1,7 @@
 // Kernels that target the masks of the CPU's SIMD lanes (tests/kernels/lanes.py), against plain
 // C++ references. The suite runs on the widened path and, as the ctest entry tack_tests_scalar,
 // with TACK_CPU_SIMD=0 on the scalar one, so both give these bits.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -278,22 +279,78 @@ TEST(Lanes, AtomicsInADivergentLoopHandOutEveryTicketOnce) {
   EXPECT_EQ(sum, tickets * (tickets - 1) / 2);
 }
 
+// Whether every launch with elements streams its stores (TACK_CPU_STREAM_BYTES=0, as ctest's
+// tack_tests_streamed_stores runs); otherwise arrays as small as these tests' never do.
+bool every_launch_streams() {
+  const char* v = std::getenv("TACK_CPU_STREAM_BYTES");
+  return v && std::string(v) == "0";
+}
+
+const char* kStreamedStores =
+    "import tack\n@tack.kernel\ndef k(a, x, y, out):\n    for i in range(x.shape[0]):\n"
+    "        out[i] = a * x[i] + y[i]\n"
+    "@tack.kernel\ndef masked(x, out):\n    for i in range(x.shape[0]):\n"
+    "        if x[i] > 0.0:\n            out[i] = x[i]\n";
+
 // A whole gang's contiguous store once per iteration has a streamed form (a non-temporal store of
-// the aligned vector, then a store fence before the chunk returns), taken when the launch's arrays
-// are larger than the caches; a store under a varying `if` does not.
+// the aligned vector, then a store fence before the chunk returns), in a build of its own that
+// launches whose arrays are larger than the caches run; the other build stores plainly, with no
+// test of a flag, and both say that the kernel has such stores (abi.hpp). A store under a varying
+// `if` has no streamed form. inspect shows the build a launch with its arguments would run.
 TEST(CpuCodegen, WholeGangStoresHaveAStreamedForm) {
   if (simd_off()) GTEST_SKIP() << "streamed stores are the widened path's";
-  Module m = Module::from_source(
-      "import tack\n@tack.kernel\ndef k(a, x, y, out):\n    for i in range(x.shape[0]):\n"
-      "        out[i] = a * x[i] + y[i]\n"
-      "@tack.kernel\ndef masked(x, out):\n    for i in range(x.shape[0]):\n"
-      "        if x[i] > 0.0:\n            out[i] = x[i]\n");
-  Array x = empty({0}, f32);
+  Module m = Module::from_source(kStreamedStores);
+  const bool streams = every_launch_streams();
+  Array x = empty({16}, f32);
   std::string ir = inspect(m.kernel("k"), InspectMode::Source, 2.0f, x, x, x);
-  EXPECT_NE(ir.find("!nontemporal"), std::string::npos) << ir;
-  EXPECT_NE(ir.find("@llvm.x86.sse.sfence"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("!nontemporal") != std::string::npos, streams) << ir;
+  EXPECT_EQ(ir.find("@llvm.x86.sse.sfence") != std::string::npos, streams) << ir;
+  EXPECT_NE(ir.find("_streams = "), std::string::npos) << ir;
+  // Nothing to stream in a launch without elements: the plain build.
+  Array none = empty({0}, f32);
+  std::string plain = inspect(m.kernel("k"), InspectMode::Source, 2.0f, none, none, none);
+  EXPECT_EQ(plain.find("!nontemporal"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("_streams = "), std::string::npos) << plain;
   std::string masked = inspect(m.kernel("masked"), InspectMode::Source, x, x);
   EXPECT_EQ(masked.find("!nontemporal"), std::string::npos) << masked;
+  EXPECT_EQ(masked.find("_streams = "), std::string::npos) << masked;
+}
+
+// A launch that streams runs the streaming build, compiled when a launch first needs it; a kernel
+// without stores to stream has one build for both kinds of launch. The results are the same bits.
+TEST(CpuCodegen, StreamingLaunchesHaveTheirOwnBuildWhereItDiffers) {
+  if (simd_off()) GTEST_SKIP() << "streamed stores are the widened path's";
+  if (!every_launch_streams())
+    GTEST_SKIP() << "needs launches that stream: tack_tests_streamed_stores runs it with "
+                    "TACK_CPU_STREAM_BYTES=0";
+  Module m = Module::from_source(kStreamedStores);
+  std::vector<float> xs(37), ys(37);
+  for (int i = 0; i < 37; ++i) {
+    xs[i] = 0.5f * static_cast<float>(i) - 4.0f;
+    ys[i] = static_cast<float>(i * i) / 7.0f;
+  }
+  Kernel k = m.kernel("k");
+  Array none = empty({0}, f32);
+  k(2.0f, none, empty({0}, f32), empty({0}, f32));  // nothing to stream: the plain build
+  Array out = zeros({37}, f32);
+  k(2.0f, from(xs), from(ys), out);
+  std::vector<float> got = out.to_vector<float>();
+  for (int i = 0; i < 37; ++i) EXPECT_EQ(got[i], 2.0f * xs[i] + ys[i]) << i;
+  ASSERT_EQ(k.variants().size(), 1u);
+  const std::string both = k.variants()[0].origin;
+  EXPECT_EQ(std::count(both.begin(), both.end(), ','), 1) << both;
+  EXPECT_NE(both.find("(no-alias) (streamed stores)"), std::string::npos) << both;
+
+  Kernel masked = m.kernel("masked");
+  masked(none, empty({0}, f32));
+  Array masked_out = zeros({37}, f32);
+  masked(from(xs), masked_out);
+  got = masked_out.to_vector<float>();
+  for (int i = 0; i < 37; ++i) EXPECT_EQ(got[i], xs[i] > 0.0f ? xs[i] : 0.0f) << i;
+  ASSERT_EQ(masked.variants().size(), 1u);
+  const std::string one = masked.variants()[0].origin;
+  EXPECT_EQ(one.find(','), std::string::npos) << one;
+  EXPECT_EQ(one.find("streamed"), std::string::npos) << one;
 }
 
 // `tack emit --backend cpu --stage optimized` and inspect say which path a kernel took and why.

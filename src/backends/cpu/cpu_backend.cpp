@@ -105,7 +105,22 @@ class CpuBackend final : public detail::Backend {
     LoadedKernel fns = load_kernel(artifact, o.symbol_prefix, k.result != nullptr);
     auto code = std::make_unique<CpuCode>(fns, k);
     code->has_loops = has_loop(k.body);
+    code->has_streamed_stores = fns.has_streamed_stores;
     return code;
+  }
+
+  // Launches whose arrays take more than half the last-level cache (streams_past_caches).
+  bool streams(const ir::Kernel& k, const detail::LaunchArgs& a) override {
+    uint64_t array_bytes = 0;
+    for (size_t p = 0; p < a.params.size(); ++p) {
+      const ir::Param& param = k.params[p];
+      if (param.is_local_array() || !param.type.is_array()) continue;
+      uint64_t bytes = dtype_size(param.type.dtype);
+      for (int d = 0; d < param.type.rank; ++d)
+        bytes *= static_cast<uint64_t>(a.params[p].shape[d]);
+      array_bytes += bytes;
+    }
+    return streams_past_caches(array_bytes);
   }
 
   void launch(detail::LoadedCode& base, const ir::Kernel& k, const detail::LaunchArgs& a,
@@ -121,19 +136,14 @@ class CpuBackend final : public detail::Backend {
       slots = heap_slots.data();
     }
     int64_t inner = 1;
-    uint64_t array_bytes = 0;
     for (size_t p = 0; p < a.params.size(); ++p) {
       int s = layout.param_slot[p];
       const auto& arg = a.params[p];
       if (k.params[p].is_local_array()) continue;  // on the chunk's stack; no slot
       if (k.params[p].type.is_array()) {
         slots[s] = reinterpret_cast<uint64_t>(arg.data);
-        uint64_t bytes = dtype_size(k.params[p].type.dtype);
-        for (int d = 0; d < k.params[p].type.rank; ++d) {
+        for (int d = 0; d < k.params[p].type.rank; ++d)
           slots[s + 1 + d] = static_cast<uint64_t>(arg.shape[d]);
-          bytes *= static_cast<uint64_t>(arg.shape[d]);
-        }
-        array_bytes += bytes;
       } else {
         slots[s] = arg.scalar;
       }
@@ -146,7 +156,6 @@ class CpuBackend final : public detail::Backend {
       if (d > 0) inner *= a.count[d];
     }
     slots[layout.debug_slot] = reinterpret_cast<uint64_t>(a.debug_record);
-    slots[layout.stream_slot] = streams(array_bytes) ? 1 : 0;
 
     int64_t outer = a.count.empty() ? 0 : a.count[0];
     if (!k.reductions.empty()) {
@@ -186,6 +195,7 @@ class CpuBackend final : public detail::Backend {
     codegen::LlvmOptions l;
     l.symbol_prefix = o.symbol_prefix;
     l.no_alias = o.no_alias;
+    l.stream_stores = o.streams;
     l.simd = simd_enabled();
     return l;
   }
@@ -196,7 +206,7 @@ class CpuBackend final : public detail::Backend {
   // at 24 MiB and above. TACK_CPU_STREAM_BYTES sets another threshold (0: every launch streams).
   // Arrays of 1 MiB or less never stream, without reading the cache's size (eight files in sysfs, a
   // sixth of a warm-cache first call) for a small launch.
-  static bool streams(uint64_t array_bytes) {
+  static bool streams_past_caches(uint64_t array_bytes) {
     static const int64_t chosen = []() -> int64_t {
       const char* v = std::getenv("TACK_CPU_STREAM_BYTES");
       return v && *v ? static_cast<int64_t>(std::strtoull(v, nullptr, 10)) : -1;

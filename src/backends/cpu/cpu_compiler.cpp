@@ -67,7 +67,7 @@ class LlvmCompiler final : public Compiler {
     try {
       codegen::LlvmOptions o = options;
       o.vector_bits = o.simd ? vector_bits(*tm) : 0;
-      o.streaming_stores = tm->getTargetTriple().isX86();
+      o.can_stream = tm->getTargetTriple().isX86();
       m = codegen::generate_llvm(k, ctx, o, &out.path);
     } catch (const std::exception& e) {
       out.error = e.what();

@@ -77,6 +77,7 @@ class Loader {
     LoadedKernel k;
     k.chunk = reinterpret_cast<ChunkFn>(find(codegen::chunk_symbol(prefix)));
     if (has_result) k.result = reinterpret_cast<ResultFn>(find(codegen::result_symbol(prefix)));
+    k.has_streamed_stores = ::dlsym(handle, codegen::streams_symbol(prefix).c_str()) != nullptr;
     loaded_[prefix] = k;
     return k;
   }

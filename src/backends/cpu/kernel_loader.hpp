@@ -14,6 +14,7 @@ using ResultFn = void (*)(const uint64_t* slots, void* out);
 struct LoadedKernel {
   ChunkFn chunk = nullptr;
   ResultFn result = nullptr;
+  bool has_streamed_stores = false;  // the object defines <prefix>_streams (abi.hpp)
 };
 
 // Loads `shared_object` (whose symbols start with `prefix`, abi.hpp) and returns its entry points;

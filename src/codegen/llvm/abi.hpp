@@ -11,10 +11,14 @@
 //
 // Slots are 8 bytes each: an array is its data pointer followed by one extent per dimension;
 // a scalar is its value in the slot's low bytes; each loop dimension is (start, step, count);
-// then comes the address of the DebugRecord (codegen/debug_record.hpp), and last whether the
-// widened chunk streams its whole-gang contiguous stores past the caches (1) or not (0): the
-// backend asks for it in launches whose arrays are larger than the caches, where a store's
-// write-allocate read of the line it overwrites only costs bandwidth.
+// then comes the address of the DebugRecord (codegen/debug_record.hpp).
+//
+//   uint8_t <prefix>_streams
+//       present where the widened chunk has whole-gang contiguous stores that a build for
+//       streaming launches (LlvmOptions::stream_stores) writes past the caches: the backend asks
+//       for that build in launches whose arrays are larger than the caches, where a store's
+//       write-allocate read of the line it overwrites only costs bandwidth. Where it is absent,
+//       the two builds are the same code.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +34,6 @@ struct ArgLayout {
   std::vector<int> param_slot;  // first slot of each parameter
   int loop_slot = 0;            // first slot of the loop dimensions
   int debug_slot = 0;
-  int stream_slot = 0;
   int slot_count = 0;
 
   explicit ArgLayout(const ir::Kernel& k) {
@@ -42,7 +45,6 @@ struct ArgLayout {
     loop_slot = n;
     n += 3 * static_cast<int>(k.dims.size());
     debug_slot = n++;
-    stream_slot = n++;
     slot_count = n;
   }
 };
@@ -52,6 +54,9 @@ inline std::string chunk_symbol(const std::string& prefix) {
 }
 inline std::string result_symbol(const std::string& prefix) {
   return prefix + "_result";
+}
+inline std::string streams_symbol(const std::string& prefix) {
+  return prefix + "_streams";
 }
 
 }  // namespace tack::codegen

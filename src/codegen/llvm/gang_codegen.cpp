@@ -72,18 +72,14 @@ class GangGenerator {
     load_arguments(slots);
     block(k_.prelude);
     emit_loop(0, begin, end);
-    if (streamed_) {
-      // Streamed stores are weakly ordered: fenced before the chunk reports done, so that every
-      // thread that sees the launch finished sees them.
-      BasicBlock* fence = BasicBlock::Create(ctx_, "stream.fence", fn_);
-      BasicBlock* done = BasicBlock::Create(ctx_, "stream.done", fn_);
-      b_.CreateCondBr(stream_, fence, done);
-      b_.SetInsertPoint(fence);
+    // Streamed stores are weakly ordered: fenced before the chunk reports done, so that every
+    // thread that sees the launch finished sees them.
+    if (options_.stream_stores && streamable_)
       b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::x86_sse_sfence));
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
-    }
     b_.CreateRetVoid();
+    if (streamable_)
+      new llvm::GlobalVariable(m_, b_.getInt8Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                               b_.getInt8(1), streams_symbol(options_.symbol_prefix));
   }
 
  private:
@@ -154,8 +150,6 @@ class GangGenerator {
       Value* count = b_.CreateLoad(b_.getInt64Ty(), slot(s + 2));
       loop_values_.push_back({start, step, count});
     }
-    stream_ = b_.CreateICmpNE(b_.CreateLoad(b_.getInt64Ty(), slot(layout_.stream_slot)),
-                              b_.getInt64(0), "stream");
     mask_ = b_.CreateAlloca(mask_type(), nullptr, "mask");
     set_mask(all_on());
     for (size_t i = 0; i < k_.locals.size(); ++i) {
@@ -330,8 +324,12 @@ class GangGenerator {
       return;
     }
     v = to_mem(splat(v));
-    if (at.contiguous && all_lanes_ && nest_ == 0 && options_.streaming_stores) {
-      store_whole_gang(v, at.ptr, align);
+    if (at.contiguous && all_lanes_ && nest_ == 0 && options_.can_stream) {
+      streamable_ = true;
+      if (options_.stream_stores)
+        store_streamed(v, at.ptr, align);
+      else
+        b_.CreateAlignedStore(v, at.ptr, align);
       return;
     }
     if (at.contiguous) {
@@ -341,10 +339,10 @@ class GangGenerator {
     b_.CreateMaskedScatter(v, splat(at.ptr), align, mask());
   }
 
-  // A store of every lane of a whole gang, once per iteration (outside ifs and loops): streamed
-  // past the caches (a non-temporal store, which the target only has for a whole aligned vector)
-  // when the launch asks for it and the address is aligned, an ordinary store otherwise.
-  void store_whole_gang(Value* v, Value* ptr, llvm::Align align) {
+  // A store of every lane of a whole gang, once per iteration (outside ifs and loops), in the build
+  // for streaming launches: past the caches (a non-temporal store, which the target only has for a
+  // whole aligned vector) where the address is aligned, an ordinary store otherwise.
+  void store_streamed(Value* v, Value* ptr, llvm::Align align) {
     const uint64_t bytes = m_.getDataLayout().getTypeStoreSize(v->getType());
     Value* aligned = b_.CreateICmpEQ(
         b_.CreateAnd(b_.CreatePtrToInt(ptr, b_.getInt64Ty()), b_.getInt64(bytes - 1)),
@@ -352,7 +350,7 @@ class GangGenerator {
     BasicBlock* streamed = BasicBlock::Create(ctx_, "store.stream", fn_);
     BasicBlock* cached = BasicBlock::Create(ctx_, "store.cached", fn_);
     BasicBlock* join = BasicBlock::Create(ctx_, "store.join", fn_);
-    b_.CreateCondBr(b_.CreateAnd(stream_, aligned), streamed, cached);
+    b_.CreateCondBr(aligned, streamed, cached);
     b_.SetInsertPoint(streamed);
     llvm::StoreInst* nt = b_.CreateAlignedStore(v, ptr, llvm::Align(bytes));
     nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
@@ -362,7 +360,6 @@ class GangGenerator {
     b_.CreateAlignedStore(v, ptr, align);
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
-    streamed_ = true;
   }
 
   // ---- what runs lane by lane ----
@@ -807,8 +804,7 @@ class GangGenerator {
   std::vector<std::array<Value*, 3>> loop_values_;
   llvm::AllocaInst* mask_ = nullptr;  // the lanes running the current statement
   bool all_lanes_ = false;            // ...known, as the code is generated, to be all of them
-  Value* stream_ = nullptr;           // the launch streams whole-gang stores (abi.hpp)
-  bool streamed_ = false;             // a store may have been streamed: fence before returning
+  bool streamable_ = false;  // a whole-gang store that the streaming build streams (abi.hpp)
   std::vector<Loop> loops_;
   std::map<int, Value*> bases_;  // locals known to hold base + lane (see base())
   int varying_depth_ = 0;        // enclosing varying ifs and loops

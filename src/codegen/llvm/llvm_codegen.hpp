@@ -24,9 +24,12 @@ struct LlvmOptions {
   // The target's vector register width, which the compiler fills in from LLVM's description of
   // the target; 0 runs every kernel on the scalar path.
   int vector_bits = 0;
-  // The target has non-temporal vector stores and a store fence (x86-64): the widened chunk may
-  // stream its stores (abi.hpp, the last slot).
-  bool streaming_stores = false;
+  // The target has non-temporal vector stores and a store fence (x86-64), which the compiler fills
+  // in: the widened chunk's whole-gang stores can be streamed past the caches.
+  bool can_stream = false;
+  // This build streams them, for launches larger than the caches (abi.hpp, <prefix>_streams). A
+  // separate build rather than a flag read at run time: LLVM would copy every loop for both values.
+  bool stream_stores = false;
 };
 
 // Builds the chunk (and result) functions of abi.hpp for `k`. The module is verified. `path`, when
