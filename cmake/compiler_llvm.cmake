@@ -102,6 +102,22 @@ if(TACK_LLVM_STATIC_OK)
   check_linker_flag(CXX "-Wl,-z,pack-relative-relocs" TACK_HAVE_PACKED_RELOCS)
   target_link_options(tack_compiler_llvm INTERFACE -Wl,--exclude-libs,ALL -Wl,--gc-sections
     -Wl,--as-needed $<$<BOOL:${TACK_HAVE_PACKED_RELOCS}>:-Wl,-z,pack-relative-relocs>)
+  # The functions that first compiles run, placed together (cmake/compiler_order.txt, made by
+  # scripts/order-compiler-library) by LLVM's lld, which can order a library's functions (GNU ld
+  # 2.40 cannot): a new process's first compile then faults in a few megabytes of LLVM's code
+  # instead of pages all over its 30 MB, about 1 ms of a 13-14 ms first call (bench/RESULTS.md).
+  # A function the file names that is not in the library (another LLVM) is skipped. Without lld
+  # (Debian: lld-19) the library links with the default linker, unordered.
+  find_program(TACK_LLD_LINKER ld.lld HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
+  if(TACK_LLD_LINKER)
+    get_filename_component(lld_dir ${TACK_LLD_LINKER} DIRECTORY)
+    set(TACK_COMPILER_ORDER ${PROJECT_SOURCE_DIR}/cmake/compiler_order.txt)
+    target_link_options(tack_compiler_llvm INTERFACE -B${lld_dir}/ -fuse-ld=lld
+      -Wl,--symbol-ordering-file=${TACK_COMPILER_ORDER} -Wl,--no-warn-symbol-ordering)
+  else()
+    message(STATUS "LLVM's lld is not installed (Debian: lld-19): the CPU compiler library links "
+      "with the default linker, its functions in the archives' order")
+  endif()
 else()
   target_link_libraries(tack_compiler_llvm INTERFACE ${TACK_LLD_ELF} ${TACK_LLD_COMMON} tack_llvm
     ZLIB::ZLIB)
