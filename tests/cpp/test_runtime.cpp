@@ -153,6 +153,23 @@ TEST(Arrays, CreationViewsCopiesAndReductions) {
   EXPECT_THROW(copyto(f, host), TypeError);
 }
 
+// fill writes every element, of every size, whatever the count (the CPU copies what it wrote in
+// doubling blocks), and nothing past the view it fills.
+TEST(Arrays, FillWritesEveryElementAndNothingElse) {
+  for (int64_t n : {0, 1, 2, 3, 7, 1000, 16384, 70001}) {
+    Array b = full({n + 2}, -3, i8);
+    b.rows(1, n + 1).fill(7);
+    std::vector<int8_t> bytes = b.to_vector<int8_t>();
+    EXPECT_EQ(bytes.front(), -3) << n;
+    EXPECT_EQ(bytes.back(), -3) << n;
+    EXPECT_EQ(std::count(bytes.begin() + 1, bytes.end() - 1, 7), n) << n;
+    std::vector<double> d = full({n}, 0.1, f64).to_vector<double>();
+    EXPECT_EQ(std::count(d.begin(), d.end(), 0.1), n) << n;
+    std::vector<float> f = full({n, 3}, 2.5, f32).to_vector<float>();
+    EXPECT_EQ(std::count(f.begin(), f.end(), 2.5f), 3 * n) << n;
+  }
+}
+
 TEST(Devices, RegistryDefaultsAndMissingBackends) {
   EXPECT_EQ(get_default_device().name(), "cpu:0");
   EXPECT_EQ(get_backend().name, "cpu");

@@ -80,9 +80,20 @@ class CpuBackend final : public detail::Backend {
   void copy_on_device(int, void* dst, const void* src, size_t n) override {
     std::memmove(dst, src, n);
   }
+  // The pattern once, then copies of what is written, doubling up to a block that stays in the
+  // cache: a few large copies instead of one call per element.
   void fill(int, void* dst, const void* pattern, size_t pattern_bytes, size_t count) override {
     auto* d = static_cast<char*>(dst);
-    for (size_t i = 0; i < count; ++i) std::memcpy(d + i * pattern_bytes, pattern, pattern_bytes);
+    const size_t total = pattern_bytes * count;
+    if (total == 0) return;
+    std::memcpy(d, pattern, pattern_bytes);
+    size_t block = pattern_bytes;  // d[0, block) holds whole patterns
+    for (size_t done = pattern_bytes; done < total;) {
+      const size_t n = std::min(block, total - done);
+      std::memcpy(d + done, d, n);
+      done += n;
+      if (block < (size_t{64} << 10)) block = done;
+    }
   }
 
   // LLVM's version and its description of the host: everything about the target that changes the
