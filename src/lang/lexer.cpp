@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -19,6 +18,7 @@ constexpr std::string_view kKeywords[] = {
     "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
     "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
     "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+static_assert(std::is_sorted(std::begin(kKeywords), std::end(kKeywords)), "is_keyword bisects");
 
 // Longest first, so that the first match is the longest one. `:=` is a token so that the parser can
 // reject the walrus with a precise message (and skipped Python code still tokenizes).
@@ -545,7 +545,7 @@ void Lexer::lex_operator() {
   std::string_view rest = text_.substr(pos_);
   std::string_view op;
   for (std::string_view candidate : kOperators) {
-    if (rest.substr(0, candidate.size()) == candidate) {
+    if (candidate[0] == rest[0] && rest.substr(0, candidate.size()) == candidate) {
       op = candidate;
       break;
     }
@@ -590,9 +590,7 @@ void Lexer::lex_operator() {
 }  // namespace
 
 bool is_keyword(std::string_view word) {
-  for (std::string_view kw : kKeywords)
-    if (kw == word) return true;
-  return false;
+  return std::binary_search(std::begin(kKeywords), std::end(kKeywords), word);
 }
 
 std::string describe(const Token& token) {
