@@ -524,11 +524,11 @@ std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode) const {
   // The build a launch with these arrays would run: only their extents matter (Backend::streams).
   detail::LaunchArgs launch;
   launch.params.resize(v.ir.params.size());
-  const std::vector<int64_t> no_elements(256);  // for the partials: the launch makes them
+  const int64_t no_elements = 0;  // the reductions' partials (rank 1), which a launch makes
   for (size_t i = 0; i < v.ir.params.size(); ++i)
     launch.params[i].shape = i < c.leaves.size() && c.leaves[i].kind() == Arg::Kind::Array
                                  ? c.leaves[i].array().shape().data()
-                                 : no_elements.data();
+                                 : &no_elements;
   std::string key;
   const int build = detail::build_index(false, v.backend->streams(v.ir, launch));
   return v.backend->emit(v.ir, detail::build_options(v, build, &key),
