@@ -549,8 +549,19 @@ Symbol ResolvedModule::lookup(const std::string& name) const {
     const ast::FunctionDef* f = x.function_module->functions.front().get();
     s.function = f;
     external_modules_.push_back(std::move(x.function_module));
-    external_kinds_[f] = decorator_kind(*f);
-    if (external_kinds_[f] != FunctionKind::Plain) check_annotations(*f);
+    // Found before its decorators are resolved: a decorator that names the function itself, or a
+    // function whose decorators name this one, finds it instead of parsing it again without end,
+    // as the whole parse finds it in symbols_ (fuzzer: "@e\ndef e():l" overflowed the stack).
+    external_symbols_[name] = s;
+    try {
+      external_kinds_[f] = decorator_kind(*f);
+      if (external_kinds_[f] != FunctionKind::Plain) check_annotations(*f);
+    } catch (...) {
+      external_symbols_.erase(name);  // asked again, it fails again
+      external_kinds_.erase(f);
+      throw;
+    }
+    return s;
   } else if (s.kind == Symbol::Kind::Constant || s.kind == Symbol::Kind::Function) {
     s.kind = Symbol::Kind::HostValue;
   }

@@ -207,6 +207,22 @@ TEST(LoadModule, AFormFeedResetsTheIndentation) {
   EXPECT_TRUE(statement_at(text, 3).has_value());
 }
 
+// Decorators that name the function itself, or two functions each other: the lazy load parsed
+// them again for each lookup until the stack overflowed (fuzzer). They are not Tack's decorators,
+// so the functions are plain ones, as in the whole parse.
+TEST(LoadModule, FunctionsDecoratedWithThemselvesLoadAsTheWholeParse) {
+  for (const char* text : {"@e\ndef e():l", "@g\ndef f():\n    pass\n@f\ndef g():\n    pass\n"}) {
+    SCOPED_TRACE(text);
+    auto lazy = load_module(file(text));
+    ResolvedModule whole(parse_module(file(text)));
+    EXPECT_EQ(lazy->kernel_names(), whole.kernel_names());
+    EXPECT_EQ(lazy->func_names(), whole.func_names());
+    const ast::FunctionDef* f = lazy->function(text[1] == 'e' ? "e" : "f");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(lazy->kind_of(*f), FunctionKind::Plain);
+  }
+}
+
 // Every kernels file of the tests loads to the same module as the whole parse.
 TEST(LoadModule, TheTestKernelsFilesLoadAsTheWholeParse) {
   int files = 0;

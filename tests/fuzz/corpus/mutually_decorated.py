@@ -1,0 +1,6 @@
+@g
+def f():
+    pass
+@f
+def g():
+    pass
