@@ -5,6 +5,7 @@
 #include <set>
 
 #include "lang/parser.hpp"
+#include "tack/error.hpp"
 
 namespace tack::lang {
 namespace {
@@ -152,13 +153,78 @@ std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, in
   return out;
 }
 
+// A carriage return that does not end a line is blank space inside a line to the lexer, and it
+// does not count as indentation there: "\r@dec" is a decorator at column 0. The scanner reads lines
+// by their indentation only, so it leaves such text to the whole parse.
+bool has_lone_carriage_return(std::string_view text) {
+  for (size_t i = text.find('\r'); i != std::string_view::npos; i = text.find('\r', i + 1))
+    if (i + 1 == text.size() || text[i + 1] != '\n') return true;
+  return false;
+}
+
+// The clauses after `if __name__ == "__main__":` are skipped by the parser up to the ':' of their
+// header, across lines, so what follows `elif` may hide a definition from it.
+bool starts_a_clause(std::string_view statement) {
+  const std::string_view word = statement.substr(indentation(statement, 0).end, 5);
+  return (word.substr(0, 4) == "elif" || word.substr(0, 4) == "else") &&
+         (word.size() == 4 || !is_word_char(word[4]));
+}
+
+struct StatementLines {
+  size_t begin = 0, end = 0;
+  int first_line = 1;
+};
+
+// The function `name` of the whole parse of `file`, alone at the front of its module; nullptr when
+// the whole parse has no such function. Its errors are the whole parse's.
+std::unique_ptr<ast::Module> definition_in_whole_parse(std::shared_ptr<const SourceFile> file,
+                                                       const std::string& name) {
+  auto whole = std::make_unique<ast::Module>(parse_module(std::move(file)));
+  for (auto& f : whole->functions) {
+    if (f->name != name) continue;
+    std::swap(f, whole->functions.front());
+    return whole;
+  }
+  return nullptr;
+}
+
+// The module of function `name`, parsed from its own lines placed where they are in the file. The
+// lines must hold that definition and nothing else; where they do not (text the scanner read
+// otherwise than the lexer), the definition is the whole parse's, as it is where they fail to
+// parse but the whole file does not (a function's own error is reported as its own).
+std::unique_ptr<ast::Module> parse_definition(const std::shared_ptr<const SourceFile>& file,
+                                              const StatementLines& lines,
+                                              const std::string& name) {
+  std::string definition(static_cast<size_t>(lines.first_line - 1), '\n');
+  definition.append(file->text(), lines.begin, lines.end - lines.begin);
+  std::unique_ptr<ast::Module> alone;
+  try {
+    alone = std::make_unique<ast::Module>(parse_module(std::make_shared<const SourceFile>(
+        file->name(), std::move(definition), file->column_offset())));
+  } catch (const CompileError&) {
+    std::unique_ptr<ast::Module> whole;
+    try {
+      whole = definition_in_whole_parse(file, name);
+    } catch (const CompileError&) {
+    }
+    if (whole) return whole;
+    throw;
+  }
+  if (alone->functions.size() == 1 && alone->functions.front()->name == name &&
+      alone->classes.empty() && alone->globals.empty() && alone->imports.empty())
+    return alone;
+  return definition_in_whole_parse(file, name);
+}
+
 }  // namespace
 
 std::vector<TopLevelStatement> split_top_level(std::string_view text) {
+  if (has_lone_carriage_return(text)) return {};
   return split_block(text, 0, 1, 0);
 }
 
 std::optional<std::string_view> statement_at(std::string_view text, int first_line) {
+  if (has_lone_carriage_return(text)) return std::nullopt;
   size_t pos = 0;
   for (int line = 1; line < first_line; ++line) {
     pos = text.find('\n', pos);
@@ -177,7 +243,11 @@ std::shared_ptr<const ResolvedModule> load_module(std::shared_ptr<const SourceFi
   std::map<std::string, const TopLevelStatement*> functions;
   std::vector<std::string> names;  // in the file's order
   for (const TopLevelStatement& s : statements) {
-    if (s.function.empty()) continue;
+    if (s.function.empty()) {
+      if (starts_a_clause(std::string_view(text).substr(s.begin, s.end - s.begin)))
+        return parse_whole(file);
+      continue;
+    }
     if (!functions.emplace(s.function, &s).second) return parse_whole(file);  // defined twice
     names.push_back(s.function);
   }
@@ -205,24 +275,16 @@ std::shared_ptr<const ResolvedModule> load_module(std::shared_ptr<const SourceFi
     if (functions.count(bound)) return parse_whole(file);
 
   // Each function is parsed from its own lines, placed where they are in the file.
-  struct Lines {
-    size_t begin, end;
-    int first_line;
-  };
-  std::map<std::string, Lines> lines;
+  std::map<std::string, StatementLines> lines;
   for (const auto& [name, s] : functions) lines[name] = {s->begin, s->end, s->first_line};
   ExternalResolver parse_function = [file, lines = std::move(lines)](const std::string& name) {
     ExternalSymbol x;
     auto it = lines.find(name);
     if (it == lines.end()) return x;  // not bound in this file
-    std::string definition(static_cast<size_t>(it->second.first_line - 1), '\n');
-    definition.append(file->text(), it->second.begin, it->second.end - it->second.begin);
-    x.function_module =
-        std::make_unique<ast::Module>(parse_module(std::make_shared<const SourceFile>(
-            file->name(), std::move(definition), file->column_offset())));
+    x.function_module = parse_definition(file, it->second, name);
+    if (!x.function_module) return x;
     x.symbol.kind = Symbol::Kind::Function;
-    if (!x.function_module->functions.empty())
-      x.symbol.loc = x.function_module->functions.front()->loc;
+    x.symbol.loc = x.function_module->functions.front()->loc;
     return x;
   };
   return std::make_shared<const ResolvedModule>(std::move(top), std::move(parse_function),

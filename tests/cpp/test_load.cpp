@@ -223,6 +223,42 @@ TEST(LoadModule, FunctionsDecoratedWithThemselvesLoadAsTheWholeParse) {
   }
 }
 
+// A carriage return alone is blank space to the lexer, so "\r@dec" at the start of a line is a
+// decorator there; the scanner took the line for a blank one, left the decorator with the statement
+// above and its function without it (fuzzer, CI: "expected 'def' after the decorator, found the end
+// of the file"). And the headers of a main guard's elif and else clauses are skipped up to their
+// ':' whatever lines they cross, so a decorator or a def there is none to the whole parse. Either
+// file is loaded as the whole parse loads it.
+TEST(LoadModule, LinesTheScannerCannotReadAsTheLexerLoadAsTheWholeParse) {
+  for (const char* text : {"x = 1\n\r@e\ndef f(): pass",
+                           "import tack\n\r@tack.kernel\ndef k(a):\n    a[0] = 1\n",
+                           "if __name__ == '__main__': pass\nelif (\n1):\n    pass\n"
+                           "@tack.kernel\ndef k(a):\n    a[0] = 1\n",
+                           "import tack\nif __name__ == '__main__': pass\nelif 1\n"
+                           "@tack.kernel\ndef k(a): pass\n"}) {
+    SCOPED_TRACE(text);
+    std::unique_ptr<ResolvedModule> whole;
+    try {
+      whole = std::make_unique<ResolvedModule>(parse_module(file(text)));
+    } catch (const CompileError&) {
+      EXPECT_THROW(load_module(file(text))->kernel_names(), CompileError);
+      continue;
+    }
+    auto lazy = load_module(file(text));
+    EXPECT_EQ(lazy->kernel_names(), whole->kernel_names());
+    EXPECT_EQ(lazy->func_names(), whole->func_names());
+    for (const char* name : {"f", "k"}) {
+      const ast::FunctionDef* a = lazy->function(name);
+      const ast::FunctionDef* b = whole->function(name);
+      ASSERT_EQ(a == nullptr, b == nullptr) << name;
+      if (a) {
+        EXPECT_EQ(a->loc.line, b->loc.line) << name;
+      }
+    }
+  }
+  EXPECT_FALSE(statement_at("x = 1\n\r@e\ndef f(): pass", 2).has_value());
+}
+
 // Every kernels file of the tests loads to the same module as the whole parse.
 TEST(LoadModule, TheTestKernelsFilesLoadAsTheWholeParse) {
   int files = 0;

@@ -1,0 +1,3 @@
+x = 1
+@e
+def f(): pass
