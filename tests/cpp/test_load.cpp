@@ -230,12 +230,12 @@ TEST(LoadModule, FunctionsDecoratedWithThemselvesLoadAsTheWholeParse) {
 // ':' whatever lines they cross, so a decorator or a def there is none to the whole parse. Either
 // file is loaded as the whole parse loads it.
 TEST(LoadModule, LinesTheScannerCannotReadAsTheLexerLoadAsTheWholeParse) {
-  for (const char* text : {"x = 1\n\r@e\ndef f(): pass",
-                           "import tack\n\r@tack.kernel\ndef k(a):\n    a[0] = 1\n",
-                           "if __name__ == '__main__': pass\nelif (\n1):\n    pass\n"
-                           "@tack.kernel\ndef k(a):\n    a[0] = 1\n",
-                           "import tack\nif __name__ == '__main__': pass\nelif 1\n"
-                           "@tack.kernel\ndef k(a): pass\n"}) {
+  for (const char* text :
+       {"x = 1\n\r@e\ndef f(): pass", "import tack\n\r@tack.kernel\ndef k(a):\n    a[0] = 1\n",
+        "if __name__ == '__main__': pass\nelif (\n1):\n    pass\n"
+        "@tack.kernel\ndef k(a):\n    a[0] = 1\n",
+        "import tack\nif __name__ == '__main__': pass\nelif 1\n"
+        "@tack.kernel\ndef k(a): pass\n"}) {
     SCOPED_TRACE(text);
     std::unique_ptr<ResolvedModule> whole;
     try {
