@@ -270,6 +270,9 @@ std::shared_ptr<const ResolvedModule> load_module(std::shared_ptr<const SourceFi
   }
   ast::Module top = parse_module(
       std::make_shared<const SourceFile>(file->name(), std::move(head), file->column_offset()));
+  // A def the scanner did not read as one ("def\ff()") is in the top level: the whole parse keeps
+  // it in the file's order among the others.
+  if (!top.functions.empty()) return parse_whole(file);
   // A function whose name the top level also binds: which one wins is the whole parser's call.
   for (const std::string& bound : bound_names(top))
     if (functions.count(bound)) return parse_whole(file);

@@ -227,15 +227,18 @@ TEST(LoadModule, FunctionsDecoratedWithThemselvesLoadAsTheWholeParse) {
 // decorator there; the scanner took the line for a blank one, left the decorator with the statement
 // above and its function without it (fuzzer, CI: "expected 'def' after the decorator, found the end
 // of the file"). And the headers of a main guard's elif and else clauses are skipped up to their
-// ':' whatever lines they cross, so a decorator or a def there is none to the whole parse. Either
-// file is loaded as the whole parse loads it.
+// ':' whatever lines they cross, so a decorator or a def there is none to the whole parse. And a
+// def the scanner does not read as one ("def\ff", a form feed after the keyword) stays in the top
+// level, whose functions came before the others in kernel_names(). Each file is loaded as the
+// whole parse loads it.
 TEST(LoadModule, LinesTheScannerCannotReadAsTheLexerLoadAsTheWholeParse) {
   for (const char* text :
        {"x = 1\n\r@e\ndef f(): pass", "import tack\n\r@tack.kernel\ndef k(a):\n    a[0] = 1\n",
         "if __name__ == '__main__': pass\nelif (\n1):\n    pass\n"
         "@tack.kernel\ndef k(a):\n    a[0] = 1\n",
         "import tack\nif __name__ == '__main__': pass\nelif 1\n"
-        "@tack.kernel\ndef k(a): pass\n"}) {
+        "@tack.kernel\ndef k(a): pass\n",
+        "import tack\n@tack.kernel\ndef k(a): pass\n@tack.kernel\ndef\ff(a): pass\n"}) {
     SCOPED_TRACE(text);
     std::unique_ptr<ResolvedModule> whole;
     try {

@@ -1,0 +1,5 @@
+import tack
+@tack.kernel
+def k(a): pass
+@tack.kernel
+deff(a): pass
