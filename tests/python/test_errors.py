@@ -145,6 +145,48 @@ def test_a_kernel_without_source_text_is_a_compile_error():
     assert info.value.kernel == "typed_at_a_prompt" and info.value.filename == "<string>"
 
 
+# A kernels file as Python reads it, whatever its encoding and line endings: the source text the
+# compiler gets (read directly for plain UTF-8, through linecache otherwise) is Python's, so kernels
+# compile and errors point at the lines Python numbers.
+@pytest.mark.parametrize("encoding, newline, prefix", [
+    ("utf-8", "\n", b""),
+    ("utf-8", "\r\n", b""),
+    ("utf-8", "\r", b""),
+    ("utf-8", "\n", b"\xef\xbb\xbf"),
+    ("latin-1", "\n", b"# -*- coding: latin-1 -*-\n"),
+])
+def test_kernels_files_of_every_encoding_and_line_ending(tmp_path, encoding, newline, prefix):
+    import importlib.util
+
+    lines = [
+        "import tack",
+        "# caf\u00e9, na\u00efve",
+        "@tack.kernel",
+        "def double(x, out):",
+        "    for i in range(x.shape[0]):",
+        "        out[i] = x[i] * 2.0",
+        "@tack.kernel",
+        "def broken(x):",
+        "    for i in range(x.shape[0]):",
+        "        x[i] = undefined_name",
+        "",
+    ]
+    path = tmp_path / f"kernels_{encoding}_{len(newline)}_{len(prefix)}_{ord(newline[0])}.py"
+    path.write_bytes(prefix + newline.join(lines).encode(encoding))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = tack.asarray(np.arange(8, dtype=np.float32))
+    out = tack.empty_like(x)
+    module.double(x, out)
+    assert out.numpy().tolist() == [2.0 * i for i in range(8)]
+    with pytest.raises(tack.CompileError) as info:
+        module.broken(x)
+    first = 2 if prefix.startswith(b"#") else 1
+    assert info.value.lineno == first + lines.index("        x[i] = undefined_name")
+    assert info.value.filename == str(path)
+
+
 def test_func_and_builtins_are_not_host_callables():
     @tack.func
     def helper(v):
