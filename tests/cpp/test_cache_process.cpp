@@ -202,6 +202,25 @@ TEST_F(CacheProcess, SecondProcessLoadsInsteadOfCompiling) {
   }
 }
 
+// A CPU kernel's key names the CPU by its signature, not by LLVM's description of it (host_target
+// .hpp): a process that finds its kernel does not read the record of that description, so one
+// whose record is gone still loads the kernel, and leaves the record gone.
+TEST_F(CacheProcess, AHitNeedsNoRecordOfLlvmsDescriptionOfTheCpu) {
+  if (get_default_device().backend().name != "cpu" || cpu::cpu_signature().empty())
+    GTEST_SKIP() << "the CPU backend keys by the CPU's signature on x86-64";
+  run_child();
+  std::vector<fs::path> records;
+  for (const auto& e : fs::directory_iterator(dir_))
+    if (e.path().filename().string().starts_with(cpu::kHostRecordBackend))
+      records.push_back(e.path());
+  ASSERT_EQ(records.size(), 1u) << "the compiling process recorded LLVM's answer";
+  fs::remove(records[0]);
+  ChildStats s = run_child();
+  EXPECT_EQ(s.compiles, 0);
+  EXPECT_EQ(s.disk_hits, 1);
+  EXPECT_FALSE(fs::exists(records[0])) << "the hit asked for LLVM's description";
+}
+
 TEST_F(CacheProcess, TruncatedEntryIsRecompiledAndReplaced) {
   run_child();
   auto e = entries();

@@ -96,13 +96,20 @@ class CpuBackend final : public detail::Backend {
     }
   }
 
-  // LLVM's version and its description of the host: everything about the target that changes the
-  // code, known without loading LLVM (host_target.hpp).
+  // LLVM's version and what its description of the host follows from: everything about the target
+  // that changes the code, known without loading LLVM. That is the CPU's signature, since equal
+  // signatures get equal answers from LLVM (host_target.hpp): a process that finds its kernels in
+  // the disk cache then reads neither LLVM's answer nor the record of it, which only a compile
+  // needs. Where there is no signature (not x86-64), it is LLVM's answer itself.
   std::string cache_target(int) override {
     std::call_once(target_once_, [this] {
-      const HostTarget& t = host_target();
-      target_ = fmt::format("llvm {}; {};{};{}; simd {}", TACK_LLVM_VERSION, t.triple, t.cpu,
-                            t.features, simd_enabled() ? "on" : "off");
+      std::string host = cpu_signature();
+      if (host.empty()) {
+        const HostTarget& t = host_target();
+        host = fmt::format("{};{};{}", t.triple, t.cpu, t.features);
+      }
+      target_ = fmt::format("llvm {}; {}; simd {}", TACK_LLVM_VERSION, host,
+                            simd_enabled() ? "on" : "off");
     });
     return target_;
   }
