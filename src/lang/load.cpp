@@ -10,8 +10,11 @@
 namespace tack::lang {
 namespace {
 
+// A character of a name as the lexer reads names: bytes past ASCII included (the parser then says
+// what it thinks of them).
 bool is_word_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
 
 // The name `def` introduces on the line at `text`, or "" when the line is not a definition.

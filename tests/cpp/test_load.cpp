@@ -229,8 +229,9 @@ TEST(LoadModule, FunctionsDecoratedWithThemselvesLoadAsTheWholeParse) {
 // of the file"). And the headers of a main guard's elif and else clauses are skipped up to their
 // ':' whatever lines they cross, so a decorator or a def there is none to the whole parse. And a
 // def the scanner does not read as one ("def\ff", a form feed after the keyword) stays in the top
-// level, whose functions came before the others in kernel_names(). Each file is loaded as the
-// whole parse loads it.
+// level, whose functions came before the others in kernel_names(); and a name with letters beyond
+// ASCII is the lexer's whole name, refused as the whole parse refuses it. Each file is loaded as
+// the whole parse loads it.
 TEST(LoadModule, LinesTheScannerCannotReadAsTheLexerLoadAsTheWholeParse) {
   for (const char* text :
        {"x = 1\n\r@e\ndef f(): pass", "import tack\n\r@tack.kernel\ndef k(a):\n    a[0] = 1\n",
@@ -238,7 +239,8 @@ TEST(LoadModule, LinesTheScannerCannotReadAsTheLexerLoadAsTheWholeParse) {
         "@tack.kernel\ndef k(a):\n    a[0] = 1\n",
         "import tack\nif __name__ == '__main__': pass\nelif 1\n"
         "@tack.kernel\ndef k(a): pass\n",
-        "import tack\n@tack.kernel\ndef k(a): pass\n@tack.kernel\ndef\ff(a): pass\n"}) {
+        "import tack\n@tack.kernel\ndef k(a): pass\n@tack.kernel\ndef\ff(a): pass\n",
+        "import tack\n@tack.kernel\ndef f\xc3\xa9(a): pass\n@tack.kernel\ndef k(a): pass\n"}) {
     SCOPED_TRACE(text);
     std::unique_ptr<ResolvedModule> whole;
     try {
