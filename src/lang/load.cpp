@@ -69,11 +69,21 @@ Indentation indentation(std::string_view text, size_t pos) {
   return out;
 }
 
+// A carriage return that does not end a line is blank space inside a line to the lexer, and it
+// does not count as indentation there: "\r@dec" is a decorator at column 0. The scanner reads lines
+// by their indentation only, so it leaves such text to the whole parse.
+bool has_lone_carriage_return(std::string_view text) {
+  for (size_t i = text.find('\r'); i != std::string_view::npos; i = text.find('\r', i + 1))
+    if (i + 1 == text.size() || text[i + 1] != '\n') return true;
+  return false;
+}
+
 // The statements of a block whose lines are indented by `indent` characters, from the line at
 // `pos` (number `line`) to the first line indented less (or the end of the text).
 std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, int line,
                                            size_t indent) {
   std::vector<TopLevelStatement> out;
+  if (has_lone_carriage_return(text)) return out;
   int depth = 0;           // open brackets
   char quote = 0;          // the quote of the string being read, 0 outside strings
   bool triple = false;     // ... a triple-quoted one
@@ -156,15 +166,6 @@ std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, in
   return out;
 }
 
-// A carriage return that does not end a line is blank space inside a line to the lexer, and it
-// does not count as indentation there: "\r@dec" is a decorator at column 0. The scanner reads lines
-// by their indentation only, so it leaves such text to the whole parse.
-bool has_lone_carriage_return(std::string_view text) {
-  for (size_t i = text.find('\r'); i != std::string_view::npos; i = text.find('\r', i + 1))
-    if (i + 1 == text.size() || text[i + 1] != '\n') return true;
-  return false;
-}
-
 // The clauses after `if __name__ == "__main__":` are skipped by the parser up to the ':' of their
 // header, across lines, so what follows `elif` may hide a definition from it.
 bool starts_a_clause(std::string_view statement) {
@@ -172,11 +173,6 @@ bool starts_a_clause(std::string_view statement) {
   return (word.substr(0, 4) == "elif" || word.substr(0, 4) == "else") &&
          (word.size() == 4 || !is_word_char(word[4]));
 }
-
-struct StatementLines {
-  size_t begin = 0, end = 0;
-  int first_line = 1;
-};
 
 // The function `name` of the whole parse of `file`, alone at the front of its module; nullptr when
 // the whole parse has no such function. Its errors are the whole parse's.
@@ -191,15 +187,15 @@ std::unique_ptr<ast::Module> definition_in_whole_parse(std::shared_ptr<const Sou
   return nullptr;
 }
 
-// The module of function `name`, parsed from its own lines placed where they are in the file. The
-// lines must hold that definition and nothing else; where they do not (text the scanner read
-// otherwise than the lexer), the definition is the whole parse's, as it is where they fail to
-// parse but the whole file does not (a function's own error is reported as its own).
+// The module of the function `statement` defines, parsed from its own lines placed where they are
+// in the file. The lines must hold that definition and nothing else; where they do not (text the
+// scanner read otherwise than the lexer), the definition is the whole parse's, as it is where they
+// fail to parse but the whole file does not (a function's own error is reported as its own).
 std::unique_ptr<ast::Module> parse_definition(const std::shared_ptr<const SourceFile>& file,
-                                              const StatementLines& lines,
-                                              const std::string& name) {
-  std::string definition(static_cast<size_t>(lines.first_line - 1), '\n');
-  definition.append(file->text(), lines.begin, lines.end - lines.begin);
+                                              const TopLevelStatement& statement) {
+  const std::string& name = statement.function;
+  std::string definition(static_cast<size_t>(statement.first_line - 1), '\n');
+  definition.append(file->text(), statement.begin, statement.end - statement.begin);
   std::unique_ptr<ast::Module> alone;
   try {
     alone = std::make_unique<ast::Module>(parse_module(std::make_shared<const SourceFile>(
@@ -222,12 +218,10 @@ std::unique_ptr<ast::Module> parse_definition(const std::shared_ptr<const Source
 }  // namespace
 
 std::vector<TopLevelStatement> split_top_level(std::string_view text) {
-  if (has_lone_carriage_return(text)) return {};
   return split_block(text, 0, 1, 0);
 }
 
 std::optional<std::string_view> statement_at(std::string_view text, int first_line) {
-  if (has_lone_carriage_return(text)) return std::nullopt;
   size_t pos = 0;
   for (int line = 1; line < first_line; ++line) {
     pos = text.find('\n', pos);
@@ -281,13 +275,14 @@ std::shared_ptr<const ResolvedModule> load_module(std::shared_ptr<const SourceFi
     if (functions.count(bound)) return parse_whole(file);
 
   // Each function is parsed from its own lines, placed where they are in the file.
-  std::map<std::string, StatementLines> lines;
-  for (const auto& [name, s] : functions) lines[name] = {s->begin, s->end, s->first_line};
-  ExternalResolver parse_function = [file, lines = std::move(lines)](const std::string& name) {
+  std::map<std::string, TopLevelStatement> definitions;
+  for (const auto& [name, s] : functions) definitions[name] = *s;
+  ExternalResolver parse_function = [file, definitions =
+                                               std::move(definitions)](const std::string& name) {
     ExternalSymbol x;
-    auto it = lines.find(name);
-    if (it == lines.end()) return x;  // not bound in this file
-    x.function_module = parse_definition(file, it->second, name);
+    auto it = definitions.find(name);
+    if (it == definitions.end()) return x;  // not bound in this file
+    x.function_module = parse_definition(file, it->second);
     if (!x.function_module) return x;
     x.symbol.kind = Symbol::Kind::Function;
     x.symbol.loc = x.function_module->functions.front()->loc;
