@@ -1,7 +1,8 @@
-"""Checks that lld placed the functions of cmake/compiler_order.txt together in the CPU compiler
-library (cmake/compiler_llvm.cmake): they must lie in one stretch of its code little longer than
-their own size, instead of spread over all of it. Exits 77 (skipped) where the library was linked
-without lld.
+"""Checks that lld placed the functions of an order file together in a library: those of
+cmake/compiler_order.txt in the CPU compiler library (cmake/compiler_llvm.cmake), those of
+cmake/library_order.txt in libtack (src/CMakeLists.txt). They must lie in one stretch of its code
+little longer than their own size, instead of spread over all of it. Exits 77 (skipped) where the
+library was linked without lld.
 
     check_compiler_order.py LIBRARY ORDER_FILE
 """
@@ -13,8 +14,8 @@ def main(library, order_file):
     comment = subprocess.run(["readelf", "-p", ".comment", library], capture_output=True,
                              text=True, check=True).stdout
     if "LLD" not in comment:
-        print("skipped: the compiler library was linked without lld (lld-19 was not installed "
-              "when the build was configured), so its functions are in the archives' order")
+        print(f"skipped: {library} was linked without lld (lld-19 was not installed when the "
+              "build was configured), so its functions are in the default linker's order")
         return 77
     listing = subprocess.run(["nm", "--defined-only", "-S", library], capture_output=True,
                              text=True, check=True).stdout
@@ -27,7 +28,7 @@ def main(library, order_file):
     placed = [functions[name] for name in order if name in functions]
     if len(placed) < len(order) // 2:
         print(f"only {len(placed)} of the {len(order)} functions of {order_file} are in "
-              f"{library}: regenerate the file (scripts/order-compiler-library)")
+              f"{library}: regenerate the file (scripts/order-compiler-library, scripts/order-library)")
         return 1
     start = min(address for address, _ in placed)
     end = max(address + size for address, size in placed)
@@ -37,7 +38,8 @@ def main(library, order_file):
           f"{(end - start) / 1e6:.1f} MB of the library's {code / 1e6:.1f} MB of code")
     # Alignment padding between functions takes a little more than their sizes.
     if end - start > 1.25 * own:
-        print("they are not together: lld did not apply the order (see cmake/compiler_llvm.cmake)")
+        print("they are not together: lld did not apply the order (see cmake/compiler_llvm.cmake "
+              "and src/CMakeLists.txt)")
         return 1
     return 0
 
