@@ -154,35 +154,19 @@ def inspect(k: _tack.Kernel, *args: object, mode: Optional[str] = None,
 # ---- from a Python function to what the core needs ----
 
 
-def _file_text(filename, module_globals):
-    """The text of the file (or notebook cell) a function was defined in, as Python read it.
-
-    Where linecache does not hold it yet, the file's bytes are read and decoded here: linecache's
-    first read of a file finds its encoding with the tokenizer and takes 0.08 ms, a fifth of a warm
-    first call, against 0.015 ms. Only plain UTF-8 is read so: a file with a BOM, an encoding
-    declaration or a carriage return (which Python reads as a line break) goes through linecache,
-    so that the text and its line numbers are Python's."""
-    if filename not in _linecache.cache:
-        try:
-            with open(filename, "rb") as f:
-                data = f.read()
-            head = data.split(b"\n", 2)[:2]  # an encoding declaration is on line 1 or 2
-            if not data.startswith(b"\xef\xbb\xbf") and b"\r" not in data and not any(
-                b"coding" in line for line in head
-            ):
-                return data.decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            pass
-    return "".join(_linecache.getlines(filename, module_globals))
-
-
 def _source_of(fn):
     """The function's source text (decorators included), file and first line."""
     code = fn.__code__
-    # From the file's text (a file, or a notebook cell linecache holds): the core finds where the
-    # definition ends; inspect.getsourcelines, the fallback, tokenizes (milliseconds at first).
-    text = _file_text(code.co_filename, fn.__globals__)
-    source = _tack._definition_at(text, code.co_firstlineno) if text else None
+    # From the file's text: the core finds where the definition ends (inspect.getsourcelines, the
+    # fallback, tokenizes: milliseconds at first). The core reads a plain UTF-8 file itself; a
+    # file with a BOM, an encoding declaration or carriage returns, one linecache already holds
+    # (it may have changed since) and a notebook cell are the text Python reads (linecache).
+    source = None
+    if code.co_filename not in _linecache.cache:
+        source = _tack._definition_in_file(code.co_filename, code.co_firstlineno)
+    if source is None:
+        text = "".join(_linecache.getlines(code.co_filename, fn.__globals__))
+        source = _tack._definition_at(text, code.co_firstlineno) if text else None
     if source is not None:
         return source, code.co_filename, code.co_firstlineno
     filename = _inspect.getsourcefile(fn) or code.co_filename

@@ -1,4 +1,5 @@
 """Every error path, as the Python exception the user's code sees."""
+import os
 import sys
 
 import numpy as np
@@ -185,6 +186,36 @@ def test_kernels_files_of_every_encoding_and_line_ending(tmp_path, encoding, new
     first = 2 if prefix.startswith(b"#") else 1
     assert info.value.lineno == first + lines.index("        x[i] = undefined_name")
     assert info.value.filename == str(path)
+
+
+def test_the_core_reads_only_plain_utf8_kernels_files(tmp_path):
+    # tack._tack._definition_in_file reads a kernels file where Python would read the same text
+    # from it, and otherwise answers None, so that Python reads it (linecache).
+    from tack import _tack
+
+    text = "import tack\n\n@tack.kernel\ndef k(x):\n    x[0] = 1.0\n\nY = 2\n"
+    cases = {
+        "plain.py": text.encode(),
+        "bom.py": b"\xef\xbb\xbf" + text.encode(),
+        "crlf.py": text.replace("\n", "\r\n").encode(),
+        "coding.py": ("# -*- coding: latin-1 -*-\n" + text).encode(),
+        "invalid.py": text.encode() + b"# \xff\n",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+    plain = str(tmp_path / "plain.py")
+    assert _tack._definition_in_file(plain, 3) == _tack._definition_at(text, 3)
+    assert _tack._definition_in_file(plain, 3).startswith("@tack.kernel\ndef k(x):")
+    assert _tack._definition_in_file(plain, 2) is None  # no definition starts there
+    for name in ("bom.py", "crlf.py", "coding.py", "invalid.py"):
+        assert _tack._definition_in_file(str(tmp_path / name), 3) is None, name
+    assert _tack._definition_in_file(str(tmp_path / "missing.py"), 1) is None
+    assert _tack._definition_in_file(str(tmp_path), 1) is None  # a directory
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    assert _tack._definition_in_file(str(fifo), 1) is None  # answered without waiting for a writer
+    assert _tack._definition_in_file("<string>", 1) is None
+    assert _tack._definition_in_file("bad\udcffname.py", 1) is None
 
 
 def test_func_and_builtins_are_not_host_callables():
