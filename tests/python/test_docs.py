@@ -90,7 +90,7 @@ def test_readme_tack_commands_run(command, tmp_path):
 
 def test_readme_cpp_block_compiles_and_runs_inside_main(tmp_path):
     build = ROOT / "build"
-    lib = build / "src" / "libtack.so"
+    lib = build / "lib" / "libtack.so"
     compiler = shutil.which("c++") or shutil.which("g++")
     if not lib.exists() or compiler is None:
         pytest.skip("needs the C++ build (scripts/build) and a C++ compiler")
