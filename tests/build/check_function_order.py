@@ -4,7 +4,7 @@ cmake/library_order.txt in libtack (src/CMakeLists.txt). They must lie in one st
 little longer than their own size, instead of spread over all of it. Exits 77 (skipped) where the
 library was linked without lld.
 
-    check_compiler_order.py LIBRARY ORDER_FILE
+    check_function_order.py LIBRARY ORDER_FILE
 """
 import subprocess
 import sys
