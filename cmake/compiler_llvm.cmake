@@ -17,6 +17,17 @@ if(NOT TACK_LLD_ELF OR NOT TACK_LLD_COMMON)
 endif()
 find_package(ZLIB REQUIRED)  # lld reads and writes compressed sections
 
+# LLVM's lld as the linker, which can order a library's functions (GNU ld 2.40 cannot):
+# tack_link_in_order(TARGET SCOPE ORDER_FILE) links TARGET with lld, the functions ORDER_FILE names
+# first and in its order (a function it names that the library lacks is skipped). Without lld
+# (Debian: lld-19) TACK_LLD_LINKER is false and callers link with the default linker.
+find_program(TACK_LLD_LINKER ld.lld HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
+function(tack_link_in_order target scope order_file)
+  get_filename_component(lld_dir ${TACK_LLD_LINKER} DIRECTORY)
+  target_link_options(${target} ${scope} -B${lld_dir}/ -fuse-ld=lld
+    -Wl,--symbol-ordering-file=${order_file} -Wl,--no-warn-symbol-ordering)
+endfunction()
+
 add_library(tack_compiler_llvm INTERFACE)
 target_link_libraries(tack_compiler_llvm INTERFACE tack_llvm_headers)
 set(TACK_LLVM_COMPONENTS passes lto option object support core target ${LLVM_NATIVE_ARCH})
@@ -103,17 +114,12 @@ if(TACK_LLVM_STATIC_OK)
   target_link_options(tack_compiler_llvm INTERFACE -Wl,--exclude-libs,ALL -Wl,--gc-sections
     -Wl,--as-needed $<$<BOOL:${TACK_HAVE_PACKED_RELOCS}>:-Wl,-z,pack-relative-relocs>)
   # The functions that first compiles run, placed together (cmake/compiler_order.txt, made by
-  # scripts/order-compiler-library) by LLVM's lld, which can order a library's functions (GNU ld
-  # 2.40 cannot): a new process's first compile then faults in a few megabytes of LLVM's code
-  # instead of pages all over its 30 MB, about 1 ms of a 13-14 ms first call (bench/RESULTS.md).
-  # A function the file names that is not in the library (another LLVM) is skipped. Without lld
-  # (Debian: lld-19) the library links with the default linker, unordered.
-  find_program(TACK_LLD_LINKER ld.lld HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
+  # scripts/order-compiler-library) by lld: a new process's first compile then faults in a few
+  # megabytes of LLVM's code instead of pages all over its 30 MB, about 1 ms of a 13-14 ms first
+  # call (bench/RESULTS.md). Without lld the library links with the default linker, unordered.
   if(TACK_LLD_LINKER)
-    get_filename_component(lld_dir ${TACK_LLD_LINKER} DIRECTORY)
     set(TACK_COMPILER_ORDER ${PROJECT_SOURCE_DIR}/cmake/compiler_order.txt)
-    target_link_options(tack_compiler_llvm INTERFACE -B${lld_dir}/ -fuse-ld=lld
-      -Wl,--symbol-ordering-file=${TACK_COMPILER_ORDER} -Wl,--no-warn-symbol-ordering)
+    tack_link_in_order(tack_compiler_llvm INTERFACE ${TACK_COMPILER_ORDER})
   else()
     message(STATUS "LLVM's lld is not installed (Debian: lld-19): the CPU compiler library links "
       "with the default linker, its functions in the archives' order")
