@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <deque>
 #include <memory>
@@ -17,6 +16,7 @@
 
 #include "ext.hpp"
 #include "lang/load.hpp"
+#include "runtime/cache_file.hpp"
 
 namespace tack::python {
 namespace {
@@ -38,39 +38,36 @@ std::optional<std::string> plain_file_text(PyObject* filename) {
     return std::nullopt;
   }
   // Not blocking on a FIFO, which is no kernels file.
-  const int fd = ::open(PyBytes_AS_STRING(encoded), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  cache_file::Fd fd(::open(PyBytes_AS_STRING(encoded), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   Py_DECREF(encoded);
-  if (fd < 0) return std::nullopt;
-  std::string text;
   struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (ok) {
-    text.resize(static_cast<size_t>(st.st_size));
-    size_t done = 0;
-    while (ok && done < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
-      ok = n > 0;
-      done += ok ? static_cast<size_t>(n) : 0;
-    }
-    char extra;
-    ok = ok && ::read(fd, &extra, 1) == 0;  // it did not grow while being read
-  }
-  ::close(fd);
-  if (!ok || text.starts_with("\xef\xbb\xbf") || text.find('\r') != std::string::npos)
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  // A byte more than its size: a file that grew while it was read is left to Python.
+  const auto size = static_cast<size_t>(st.st_size);
+  std::optional<std::string> text = cache_file::read_at(fd.get(), 0, size + 1);
+  if (!text || text->size() != size || text->starts_with("\xef\xbb\xbf") ||
+      text->find('\r') != std::string::npos)
     return std::nullopt;
-  const size_t second_line = text.find('\n');
+  const size_t second_line = text->find('\n');
   const size_t third_line =
-      second_line == std::string::npos ? second_line : text.find('\n', second_line + 1);
-  if (std::string_view(text).substr(0, third_line).find("coding") != std::string_view::npos)
+      second_line == std::string::npos ? second_line : text->find('\n', second_line + 1);
+  if (std::string_view(*text).substr(0, third_line).find("coding") != std::string_view::npos)
     return std::nullopt;
   PyObject* decoded =
-      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "strict");
+      PyUnicode_DecodeUTF8(text->data(), static_cast<Py_ssize_t>(text->size()), "strict");
   if (!decoded) {
     PyErr_Clear();
     return std::nullopt;
   }
   Py_DECREF(decoded);
   return text;
+}
+
+// The text of the definition starting at `first_line` of a file's text, or nullopt: what
+// inspect.getsourcelines finds, without Python's tokenizer (whose first use costs milliseconds).
+std::optional<std::string> definition_at(std::string_view text, int first_line) {
+  if (auto d = lang::statement_at(text, first_line)) return std::string(*d);
+  return std::nullopt;
 }
 
 struct KernelObject {
@@ -346,20 +343,13 @@ void bind_kernel(nb::module_& m) {
       .def_rw("member", &ExternalName::member);
 
   m.def("_set_builder", [](nb::object b) { builder() = std::move(b); });
-  // The text of the definition starting at `first_line` of a file's text, or None: what
-  // inspect.getsourcelines finds, without Python's tokenizer (whose first use costs milliseconds).
   m.def("_definition_at",
-        [](const std::string& text, int first_line) -> std::optional<std::string> {
-          if (auto d = lang::statement_at(text, first_line)) return std::string(*d);
-          return std::nullopt;
-        });
+        [](const std::string& text, int first_line) { return definition_at(text, first_line); });
   // The same, read from the file here where it is plain UTF-8 (plain_file_text), else None: a
   // fifth of a warm first call in Python went to opening, reading and decoding the file there.
   m.def("_definition_in_file", [](nb::str filename, int first_line) -> std::optional<std::string> {
     std::optional<std::string> text = plain_file_text(filename.ptr());
-    if (!text) return std::nullopt;
-    if (auto d = lang::statement_at(*text, first_line)) return std::string(*d);
-    return std::nullopt;
+    return text ? definition_at(*text, first_line) : std::nullopt;
   });
 
   nb::class_<VariantInfo>(m, "KernelVariant",
