@@ -75,14 +75,22 @@ void Lowerer::check_no_workgroup_primitives() {
           m && (m->kind == lang::Method::Kind::Func || m->kind == lang::Method::Kind::Static))
         visit_def(m->def, m->module);
   };
+  // A parameter's name always means the parameter, never what the module binds to that name; not
+  // looking it up spares a call into the host language for each one (Python's resolver).
+  const auto module_symbol = [&](const std::string& name) {
+    for (const ast::Param& p : (current ? current : &def_)->params)
+      if (p.name == name) return lang::Symbol{};
+    return mod->lookup(name);
+  };
   std::function<void(const ast::Expr&)> visit_expr = [&](const ast::Expr& e) {
     std::string name;
     if (e.kind == ast::Expr::Kind::Attribute && e.operand->kind == ast::Expr::Kind::Name &&
-        mod->lookup(e.operand->name).kind == lang::Symbol::Kind::TackModule)
+        module_symbol(e.operand->name).kind == lang::Symbol::Kind::TackModule) {
       name = e.name;
-    else if (e.kind == ast::Expr::Kind::Name &&
-             mod->lookup(e.name).kind == lang::Symbol::Kind::TackMember)
-      name = mod->lookup(e.name).member;
+    } else if (e.kind == ast::Expr::Kind::Name) {
+      if (lang::Symbol s = module_symbol(e.name); s.kind == lang::Symbol::Kind::TackMember)
+        name = s.member;
+    }
     if (workgroup_primitives().count(name)) {
       if (found.empty()) {
         first = e.loc;
@@ -92,7 +100,7 @@ void Lowerer::check_no_workgroup_primitives() {
       found.insert("tack." + name);
     }
     if (e.kind == ast::Expr::Kind::Call && e.operand->kind == ast::Expr::Kind::Name) {
-      lang::Symbol f = mod->lookup(e.operand->name);
+      lang::Symbol f = module_symbol(e.operand->name);
       if (f.kind == lang::Symbol::Kind::Function &&
           mod->kind_of(*f.function) == lang::FunctionKind::Func)
         visit_def(f.function, mod);

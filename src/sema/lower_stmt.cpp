@@ -173,7 +173,7 @@ void Lowerer::assign(const ast::Expr& target, Value v, SourceLoc loc, ir::Block&
   if (is_param(name) && !is_local(name))
     fail(target.loc, fmt::format("cannot assign to the argument '{}'", name),
          fmt::format("assign to a new local instead, e.g. {}_local = ...", name));
-  if (module().lookup(name).kind == lang::Symbol::Kind::Constant && !is_local(name))
+  if (!is_local(name) && module().lookup(name).kind == lang::Symbol::Kind::Constant)
     fail(target.loc, fmt::format("cannot assign to the constant '{}'", name),
          "use a new local name");
   if (composites_.count(name) && !v.is_composite())
