@@ -82,8 +82,11 @@ class Backend {
   // Code. The target string goes into the cache key: architecture, compiler and driver versions.
   virtual std::string cache_target(int device) = 0;
   virtual std::string compile(const ir::Kernel& k, const CompileOptions& options, int device) = 0;
+  // `stored_at`: the disk cache's file that begins with `artifact` (DiskCache::load), or empty
+  // for an artifact just compiled.
   virtual std::unique_ptr<LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
-                                           const CompileOptions& options, int device) = 0;
+                                           const CompileOptions& options, int device,
+                                           const std::string& stored_at) = 0;
   // Whether this launch should run the build that streams stores past the caches (the CPU's, for
   // arrays larger than its caches): a second build, made when a launch first needs it, because
   // one build that chose at run time would be twice the code to compile.

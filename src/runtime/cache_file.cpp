@@ -29,38 +29,50 @@ uint64_t get_le(std::string_view data, size_t offset, int bytes) {
 
 }  // namespace
 
-std::string entry_head(std::string_view key, std::string_view artifact) {
-  std::string head;
-  head.reserve(kHeaderBytes + key.size() + kTrailerBytes);
-  head.append(kMagic);
-  put_u32(head, kFormatVersion);
-  put_u64(head, key.size());
-  head.append(key);
-  put_u64(head, artifact.size());
-  put_u64(head, XXH3_64bits(artifact.data(), artifact.size()));
-  return head;
+std::string entry_tail(std::string_view key, std::string_view artifact) {
+  std::string tail;
+  tail.reserve(key.size() + kFooterBytes);
+  tail.append(key);
+  put_u64(tail, artifact.size());
+  put_u64(tail, key.size());
+  put_u64(tail, XXH3_64bits(artifact.data(), artifact.size()));
+  put_u32(tail, kFormatVersion);
+  tail.append(kMagic);
+  return tail;
 }
 
-// Every length is checked against the bytes actually present before it is used.
+namespace {
+
+struct Footer {
+  uint64_t artifact_len = 0, key_len = 0, checksum = 0;
+};
+
+// The footer at the end of `tail` (the last kFooterBytes of a file of `size` bytes), or what is
+// wrong with it. Every length is checked against the bytes the file has before it is used.
+const char* parse_footer(std::string_view tail, uint64_t size, Footer* out) {
+  if (tail.size() < kFooterBytes || size < kFooterBytes) return "truncated footer";
+  tail = tail.substr(tail.size() - kFooterBytes);
+  if (tail.substr(kFooterBytes - kMagic.size()) != kMagic) return "bad magic";
+  if (get_le(tail, 24, 4) != kFormatVersion) return "unknown format version";
+  out->artifact_len = get_le(tail, 0, 8);
+  out->key_len = get_le(tail, 8, 8);
+  out->checksum = get_le(tail, 16, 8);
+  const uint64_t body = size - kFooterBytes;
+  if (out->key_len > body) return "truncated key";
+  if (out->artifact_len > body - out->key_len) return "truncated artifact";
+  if (out->artifact_len < body - out->key_len) return "stray bytes";
+  return nullptr;
+}
+
+}  // namespace
+
 const char* parse_entry(std::string_view data, ParsedEntry* out) {
-  if (data.size() < kHeaderBytes) return "truncated header";
-  if (data.substr(0, kMagic.size()) != kMagic) return "bad magic";
-  if (get_le(data, 8, 4) != kFormatVersion) return "unknown format version";
-  const uint64_t key_len = get_le(data, 12, 8);
-  size_t offset = kHeaderBytes;
-  if (key_len > data.size() - offset) return "truncated key";
-  out->key = data.substr(offset, key_len);
-  offset += key_len;
-  if (data.size() - offset < kTrailerBytes) return "truncated trailer";
-  const uint64_t artifact_len = get_le(data, offset, 8);
-  const uint64_t checksum = get_le(data, offset + 8, 8);
-  offset += kTrailerBytes;
-  if (artifact_len > data.size() - offset) return "truncated artifact";
-  if (artifact_len < data.size() - offset) return "trailing bytes";
-  out->artifact = data.substr(offset);
-  if (XXH3_64bits(out->artifact.data(), out->artifact.size()) != checksum) {
+  Footer f;
+  if (const char* problem = parse_footer(data, data.size(), &f)) return problem;
+  out->artifact = data.substr(0, f.artifact_len);
+  out->key = data.substr(f.artifact_len, f.key_len);
+  if (XXH3_64bits(out->artifact.data(), out->artifact.size()) != f.checksum)
     return "checksum mismatch";
-  }
   return nullptr;
 }
 
@@ -130,21 +142,14 @@ std::optional<CacheEntryInfo> describe_entry(const std::filesystem::path& path) 
   struct stat st;
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  auto header = read_at(fd.get(), 0, kHeaderBytes);
-  if (!header || header->size() < kHeaderBytes) return std::nullopt;
-  if (std::string_view(*header).substr(0, kMagic.size()) != kMagic) return std::nullopt;
-  if (get_le(*header, 8, 4) != kFormatVersion) return std::nullopt;
-  const uint64_t key_len = get_le(*header, 12, 8);
-  if (key_len > size - kHeaderBytes || size - kHeaderBytes - key_len < kTrailerBytes) {
-    return std::nullopt;
-  }
-  // The first line is all a listing shows; a key is read whole only by load().
-  auto key = read_at(fd.get(), kHeaderBytes, std::min<uint64_t>(key_len, 4096));
-  if (!key) return std::nullopt;
-  auto trailer = read_at(fd.get(), kHeaderBytes + key_len, kTrailerBytes);
-  if (!trailer || trailer->size() != kTrailerBytes) return std::nullopt;
+  if (size < kFooterBytes) return std::nullopt;
+  auto tail = read_at(fd.get(), size - kFooterBytes, kFooterBytes);
+  Footer f;
   // The checksum is not verified here: that would read every artifact to print a listing.
-  if (get_le(*trailer, 0, 8) != size - kHeaderBytes - key_len - kTrailerBytes) return std::nullopt;
+  if (!tail || parse_footer(*tail, size, &f) != nullptr) return std::nullopt;
+  // The first line is all a listing shows; a key is read whole only by load().
+  auto key = read_at(fd.get(), f.artifact_len, std::min<uint64_t>(f.key_len, 4096));
+  if (!key) return std::nullopt;
 
   CacheEntryInfo info;
   info.file = path.filename().string();

@@ -18,13 +18,13 @@
 namespace tack::cache_file {
 
 // File layout, all integers little-endian:
-//   magic[8] | format version u32 | key length u64 | key | artifact length u64 |
-//   XXH3-64 of the artifact u64 | artifact
-// The file must end exactly after the artifact.
-constexpr std::string_view kMagic = "TACKCCH1";
-constexpr uint32_t kFormatVersion = 1;
-constexpr size_t kHeaderBytes = 8 + 4 + 8;  // magic, version, key length
-constexpr size_t kTrailerBytes = 8 + 8;     // artifact length, checksum
+//   artifact | key | artifact length u64 | key length u64 | XXH3-64 of the artifact u64 |
+//   format version u32 | magic[8]
+// The artifact comes first so that a file that holds a shared object is one (the CPU backend
+// dlopens its entries where they lie). A file cut short loses its footer, which is checked first.
+constexpr std::string_view kMagic = "TACKCCH2";
+constexpr uint32_t kFormatVersion = 2;
+constexpr size_t kFooterBytes = 8 + 8 + 8 + 4 + 8;  // lengths, checksum, version, magic
 constexpr std::string_view kEntrySuffix = ".tck";
 constexpr std::string_view kTempSuffix = ".tmp";
 constexpr std::string_view kLockSuffix = ".lock";
@@ -34,8 +34,8 @@ constexpr time_t kStaleTempSeconds = 600;
 // Opened as an entry is: never following a link, never blocking on a FIFO or device.
 constexpr int kEntryOpenFlags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
 
-// Everything of an entry file that comes before its artifact.
-std::string entry_head(std::string_view key, std::string_view artifact);
+// Everything of an entry file that comes after its artifact.
+std::string entry_tail(std::string_view key, std::string_view artifact);
 
 struct ParsedEntry {
   std::string_view key;

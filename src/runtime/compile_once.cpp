@@ -70,12 +70,13 @@ std::unique_ptr<LoadedCode> load_entry(Backend& backend, int device, const ir::K
   DiskCache& disk = DiskCache::global();
   const int64_t start = now_ns();
   const uint64_t corrupt_before = disk.stats().corrupt;
-  auto artifact = disk.load(backend.info().name, key);
+  std::string stored_at;
+  auto artifact = disk.load(backend.info().name, key, /*counted=*/true, &stored_at);
   *found = artifact.has_value();
   *corrupt = disk.stats().corrupt != corrupt_before;
   if (!artifact) return nullptr;
   try {
-    auto code = backend.load(*artifact, k, options, device);
+    auto code = backend.load(*artifact, k, options, device, stored_at);
     stats().disk_hits++;
     log("disk cache hit: {}, loaded in {:.3f} ms", describe(backend, device, k, options),
         elapsed_ms(start));
@@ -119,7 +120,7 @@ std::unique_ptr<LoadedCode> load_or_compile(Backend& backend, int device, const 
   log("compiled {} in {:.3f} ms", describe(backend, device, k, options), elapsed_ms(start));
   *origin = "compiled";
   disk.store(backend.info().name, key, artifact);
-  return backend.load(artifact, k, options, device);
+  return backend.load(artifact, k, options, device, "");
 }
 
 }  // namespace

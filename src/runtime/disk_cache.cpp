@@ -214,6 +214,7 @@ int DiskCache::dir_fd_locked() const {
   checked_ = true;
   real_dir_ = d.real;
   dir_fd_ = d.fd;
+  local_.store(on_local_file_system(d.fd), std::memory_order_relaxed);
   return dir_fd_;
 }
 
@@ -271,7 +272,7 @@ void DiskCache::remove_unusable(int dir_fd, const std::string& name, uint64_t de
 }
 
 std::optional<std::string> DiskCache::load(std::string_view backend, std::string_view key,
-                                           bool counted) {
+                                           bool counted, std::string* stored_at) {
   check_backend(backend);
   if (!enabled()) return std::nullopt;
   const int dfd = dir_fd();
@@ -352,9 +353,9 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
   if (std::time(nullptr) - st.st_mtime >= kUseTimeResolutionSeconds) ::futimens(fd.get(), nullptr);
   fd.close();
   if (counted) hits_.fetch_add(1, std::memory_order_relaxed);
-  // Erasing the header in place reuses the buffer instead of allocating a second copy.
-  const size_t artifact_offset = static_cast<size_t>(entry.artifact.data() - data->data());
-  data->erase(0, artifact_offset);
+  if (stored_at != nullptr && local_.load(std::memory_order_relaxed)) *stored_at = shown;
+  // The artifact is the file's start: cutting the buffer short reuses it without a second copy.
+  data->resize(entry.artifact.size());
   return std::move(*data);
 }
 
@@ -370,14 +371,14 @@ void DiskCache::store(std::string_view backend, std::string_view key, std::strin
                              what, err != 0 ? ": " + errno_text(err) : std::string()));
   };
 
-  const uint64_t bytes = kHeaderBytes + key.size() + kTrailerBytes + artifact.size();
+  const uint64_t bytes = artifact.size() + key.size() + kFooterBytes;
   if (bytes > limits_.max_entry_bytes) {
     fail(fmt::format("{} bytes is over the limit of {} for one entry", bytes,
                      size_text(limits_.max_entry_bytes)),
          0);
     return;
   }
-  const std::string head = entry_head(key, artifact);
+  const std::string tail = entry_tail(key, artifact);
 
   // Unique across processes (pid), threads (thread id) and calls (counter); hidden and suffixed so
   // that list() and load() never mistake it for an entry.
@@ -411,7 +412,7 @@ void DiskCache::store(std::string_view backend, std::string_view key, std::strin
   }
   Fd fd(raw_fd);
   // No fsync: a file cut short by a crash fails its length or checksum check and is recompiled.
-  if (!write_all(fd.get(), head) || !write_all(fd.get(), artifact)) {
+  if (!write_all(fd.get(), artifact) || !write_all(fd.get(), tail)) {
     fail("write failed", errno);
     ::unlinkat(dfd, temp.c_str(), 0);
     return;

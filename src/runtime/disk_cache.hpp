@@ -115,9 +115,11 @@ class DiskCache {
   // reported as a miss. `backend` must be a name of letters, digits and '_' (it is part of the
   // file name); anything else throws tack::ValueError, since it is a bug in the caller.
   // `counted`: whether a hit or miss counts in stats() (an entry that is not a kernel's, like the
-  // CPU backend's description of the host, does not).
+  // CPU backend's description of the host, does not). On a hit, where the directory is on a local
+  // file system, `stored_at` (when given) is set to the path of the entry's file, which begins
+  // with the artifact, in the checked directory; it is left empty otherwise.
   std::optional<std::string> load(std::string_view backend, std::string_view key,
-                                  bool counted = true);
+                                  bool counted = true, std::string* stored_at = nullptr);
   // Stores the artifact for (backend, key), replacing any entry, then evicts the least recently
   // used entries while the cache is over max_bytes. Never throws for an I/O failure. `counted`:
   // whether the write counts in stats().
@@ -196,6 +198,9 @@ class DiskCache {
   mutable bool checked_ = false;            // guarded by mu_; the directory was checked once
   mutable int dir_fd_ = -1;                 // guarded by mu_; the checked directory, open
   mutable std::filesystem::path real_dir_;  // guarded by mu_
+  // The directory is on a local file system (on_local_file_system): load() gives its entries'
+  // paths, for the CPU backend to dlopen them where they lie.
+  mutable std::atomic<bool> local_{false};
   // Descriptors of directories removed under us, closed only by the destructor since another
   // thread may still be using one. Guarded by mu_.
   mutable std::vector<int> retired_fds_;

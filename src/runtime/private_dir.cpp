@@ -1,7 +1,9 @@
 #include "runtime/private_dir.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <pwd.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -74,6 +76,25 @@ std::string check_directory(const fs::path& path, const struct stat& st, bool mu
 }
 
 }  // namespace
+
+bool on_local_file_system(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return false;
+  constexpr unsigned long kZfs = 0x2fc12fc1, kBcachefs = 0xca451a4e;  // not in <linux/magic.h>
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case EXT4_SUPER_MAGIC:  // ext2 and ext3 too
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:  // a container's root, over local layers
+    case kZfs:
+    case kBcachefs:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::string user_name(uid_t uid) {
   struct passwd pw;

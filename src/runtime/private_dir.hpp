@@ -30,6 +30,12 @@ PrivateDir open_private_dir(const std::filesystem::path& dir,
 // is one of ownership or permissions.
 std::string file_problem(const struct stat& st, unsigned long long max_bytes, bool* refused);
 
+// Whether the file system of the open file `fd` is one of this machine's own disks or memory
+// (ext4, XFS, Btrfs, tmpfs...), whose files only this machine's processes change, rather than a
+// network or user-space one (NFS, SMB, Lustre, FUSE...), where another machine can remove a file
+// that a process here has mapped and its next page fault then fails.
+bool on_local_file_system(int fd);
+
 // The user's name for `uid` ("uid 1000" when it has none).
 std::string user_name(uid_t uid);
 

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -23,11 +24,12 @@
 #include <cstring>
 #include <iterator>
 
+#include "backends/backend.hpp"
 #include "backends/cpu/cpu_compiler.hpp"
 #include "backends/cpu/host_target.hpp"
 #include "backends/cpu/kernel_loader.hpp"
 #include "codegen/llvm/abi.hpp"
-#include "backends/backend.hpp"
+#include "runtime/cache_file.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/source_id.hpp"
@@ -322,13 +324,13 @@ TEST_F(CacheProcess, AProcessKilledMidCompileLeavesNothingLoadedWrongly) {
   EXPECT_EQ(last.disk_hits, 4);
 }
 
-// The key stored in an entry file (layout in disk_cache.cpp: magic, version, key length, key...).
+// The key stored in an entry file.
 std::string stored_key(const fs::path& entry) {
   std::ifstream in(entry, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  uint64_t key_len = 0;
-  std::memcpy(&key_len, bytes.data() + 12, sizeof key_len);
-  return bytes.substr(20, key_len);
+  cache_file::ParsedEntry parsed;
+  EXPECT_EQ(cache_file::parse_entry(bytes, &parsed), nullptr) << entry;
+  return std::string(parsed.key);
 }
 
 // What an attacker plants: an entry with the right key, a valid checksum and object code of
@@ -408,24 +410,21 @@ TEST_F(CacheProcess, APlantedEntryRunsOnlyFromTheUsersOwnPrivateDirectory) {
   EXPECT_EQ(own.disk_hits, 1);
 }
 
-// Kernels are loaded from a sealed memory file through /proc/self/fd/N. The number N is reused
-// once a load closed it, and glibc would hand back the object loaded earlier under the same name:
-// each load must get its own object (and a damaged one must not load).
-TEST(KernelLoader, EachLoadIsItsOwnObject) {
-  const auto kernel = [](int constant) {
-    return test::specialize(
-        "import tack\n@tack.kernel\ndef k(out):\n    for i in range(out.shape[0]):\n"
-        "        out[i] = " +
-            std::to_string(constant) + "\n",
-        "i32[]");
-  };
-  const std::string salt = std::to_string(::getpid());
-  for (int round = 0; round < 3; ++round) {
-    const ir::Kernel k = kernel(40 + round);
+// A kernel that writes `constant` into its array, compiled into a shared object whose symbols
+// start with `prefix`.
+struct ConstantKernel {
+  ConstantKernel(int constant, const std::string& prefix)
+      : k(test::specialize(
+            "import tack\n@tack.kernel\ndef k(out):\n    for i in range(out.shape[0]):\n"
+            "        out[i] = " +
+                std::to_string(constant) + "\n",
+            "i32[]")) {
     codegen::LlvmOptions o;
-    o.symbol_prefix = fmt::format("tack_loader_{}_{}", salt, round);
-    const std::string image = cpu::compile_kernel(k, o, cpu::host_target(), false).shared_object;
-    cpu::LoadedKernel loaded = cpu::load_kernel(image, o.symbol_prefix, false);
+    o.symbol_prefix = prefix;
+    image = cpu::compile_kernel(k, o, cpu::host_target(), false).shared_object;
+  }
+  // What the loaded code writes into out[3].
+  int32_t run(const cpu::LoadedKernel& loaded) const {
     // The launch ABI (codegen/llvm/abi.hpp): the array and its extent, then start, step, count.
     const codegen::ArgLayout layout(k);
     int32_t out[4] = {};
@@ -435,10 +434,86 @@ TEST(KernelLoader, EachLoadIsItsOwnObject) {
     slots[layout.loop_slot + 1] = 1;
     slots[layout.loop_slot + 2] = 4;
     loaded.chunk(slots.data(), 0, 4);
-    EXPECT_EQ(out[3], 40 + round) << "round " << round << " ran an earlier kernel's code";
+    return out[3];
   }
-  EXPECT_THROW(cpu::load_kernel("not an ELF file", "tack_loader_damaged_" + salt, false),
+  ir::Kernel k;
+  std::string image;
+};
+
+// The name the loaded kernel's object was opened under: the cache's file, or /proc/self/fd/N for
+// a copy in memory.
+std::string opened_as(const cpu::LoadedKernel& loaded) {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(loaded.chunk), &info) == 0 || !info.dli_fname) return "";
+  return info.dli_fname;
+}
+
+// Kernels just compiled are loaded from a sealed memory file through /proc/self/fd/N. The number
+// N is reused once a load closed it, and glibc would hand back the object loaded earlier under the
+// same name: each load must get its own object (and a damaged one must not load).
+TEST(KernelLoader, EachLoadIsItsOwnObject) {
+  const std::string salt = std::to_string(::getpid());
+  for (int round = 0; round < 3; ++round) {
+    const ConstantKernel kernel(40 + round, fmt::format("tack_loader_{}_{}", salt, round));
+    cpu::LoadedKernel loaded =
+        cpu::load_kernel(kernel.image, "", fmt::format("tack_loader_{}_{}", salt, round), false);
+    EXPECT_EQ(kernel.run(loaded), 40 + round)
+        << "round " << round << " ran an earlier kernel's code";
+  }
+  EXPECT_THROW(cpu::load_kernel("not an ELF file", "", "tack_loader_damaged_" + salt, false),
                DeviceError);
+}
+
+class KernelLoaderFile : public testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/tack-loader-XXXXXX";
+    ASSERT_NE(::mkdtemp(name), nullptr);
+    dir_ = name;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // An entry file: the image, then what the cache keeps after it (cache_file.hpp).
+  fs::path write_entry(const std::string& image) {
+    const fs::path path = dir_ / "cpu-entry.tck";
+    std::ofstream(path, std::ios::binary) << image << "the key, then the footer";
+    return path;
+  }
+  std::string prefix(const std::string& test) {
+    return fmt::format("tack_loader_{}_{}", test, ::getpid());
+  }
+  fs::path dir_;
+};
+
+// A disk cache entry is opened where it lies. What the cache does to an entry later, replace it
+// (a rename over it) or remove it, leaves the running code alone.
+TEST_F(KernelLoaderFile, ACacheFileIsOpenedWhereItLies) {
+  const ConstantKernel kernel(41, prefix("file"));
+  const fs::path entry = write_entry(kernel.image);
+  cpu::LoadedKernel loaded = cpu::load_kernel(kernel.image, entry.string(), prefix("file"), false);
+  EXPECT_EQ(opened_as(loaded), entry.string()) << "not opened where it lies";
+  EXPECT_EQ(kernel.run(loaded), 41);
+  const ConstantKernel other(42, prefix("other"));
+  std::ofstream(dir_ / "new.tck", std::ios::binary) << other.image;
+  fs::rename(dir_ / "new.tck", entry);
+  EXPECT_EQ(kernel.run(loaded), 41);
+  fs::remove(entry);
+  EXPECT_EQ(kernel.run(loaded), 41);
+}
+
+// The file is not what the cache checked (changed in between): the checked bytes run, from the
+// copy in memory; so they do where the file is gone.
+TEST_F(KernelLoaderFile, AFileThatIsNotTheCheckedBytesIsNotRun) {
+  const ConstantKernel checked(2, prefix("differs")), other(1, prefix("differs"));
+  const fs::path entry = write_entry(other.image);
+  cpu::LoadedKernel loaded =
+      cpu::load_kernel(checked.image, entry.string(), prefix("differs"), false);
+  EXPECT_EQ(checked.run(loaded), 2);
+  EXPECT_EQ(opened_as(loaded).rfind("/proc/self/fd/", 0), 0u) << opened_as(loaded);
+
+  const ConstantKernel gone(3, prefix("gone"));
+  loaded =
+      cpu::load_kernel(gone.image, (dir_ / "no-such-entry.tck").string(), prefix("gone"), false);
+  EXPECT_EQ(gone.run(loaded), 3);
 }
 
 // In one process: threads with separate Kernel handles of one Module compile a variant once.

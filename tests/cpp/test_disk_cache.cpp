@@ -1,5 +1,6 @@
 #include "runtime/disk_cache.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/private_dir.hpp"
 #include "tack/error.hpp"
 
 namespace tack {
@@ -132,6 +134,41 @@ TEST_F(DiskCacheTest, RoundTrip) {
   EXPECT_EQ(s.writes, 3u);
   EXPECT_EQ(s.corrupt, 0u);
   EXPECT_EQ(s.write_failures, 0u);
+}
+
+// On a local file system a hit says where the entry lies: a file that begins with the artifact
+// (what the CPU backend dlopens). Elsewhere (a network file system) it says nothing.
+TEST_F(DiskCacheTest, AHitSaysWhereTheArtifactLies) {
+  DiskCache cache(dir_);
+  const std::string artifact = make_artifact(3000, 5);
+  cache.store("cpu", kKey, artifact);
+  std::string stored_at;
+  ASSERT_EQ(cache.load("cpu", kKey, true, &stored_at), artifact);
+  const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const bool local = on_local_file_system(fd);
+  ::close(fd);
+  if (!local) {
+    EXPECT_EQ(stored_at, "");
+    GTEST_SKIP() << dir_ << " is not on a local file system: the rest does not apply";
+  }
+  EXPECT_EQ(stored_at, (fs::canonical(dir_) / DiskCache::file_name("cpu", kKey)).string());
+  std::ifstream in(stored_at, std::ios::binary);
+  std::string start(artifact.size(), '\0');
+  in.read(start.data(), static_cast<std::streamsize>(start.size()));
+  EXPECT_EQ(start, artifact);
+}
+
+TEST(PrivateDir, LocalFileSystemsAreTheMachinesOwnDisksAndMemory) {
+  const auto local = [](const char* path) {
+    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    EXPECT_GE(fd, 0) << path;
+    const bool on = on_local_file_system(fd);
+    ::close(fd);
+    return on;
+  };
+  EXPECT_TRUE(local("/dev/shm"));  // tmpfs
+  EXPECT_FALSE(local("/proc"));
+  EXPECT_FALSE(on_local_file_system(-1));
 }
 
 TEST_F(DiskCacheTest, FileNameIsBackendAndHash) {
@@ -250,14 +287,23 @@ TEST_F(DiskCacheTest, GarbageNeverCrashes) {
   for (int round = 0; round < 3000; ++round) {
     std::string bytes = make_artifact(rng() % 400, static_cast<uint32_t>(rng()));
     if (round % 2 == 0) {
-      // A plausible header, so that the length fields and not the magic are what is wrong.
-      std::string head = "TACKCCH1";
-      head += std::string("\x01\x00\x00\x00", 4);
-      uint64_t key_len = interesting_lengths[rng() % std::size(interesting_lengths)];
-      if (round % 4 == 0) key_len = rng() % 512;
-      for (int i = 0; i < 8; ++i) head.push_back(static_cast<char>(key_len >> (8 * i)));
-      if (round % 8 == 0) head += kKey;  // the right key, then garbage lengths or checksum
-      bytes = head + bytes;
+      // A plausible footer (cache_file.hpp), so that the lengths and the checksum and not the
+      // magic are what is wrong.
+      const auto length = [&] {
+        return round % 4 == 0 ? rng() % 512
+                              : interesting_lengths[rng() % std::size(interesting_lengths)];
+      };
+      uint64_t artifact_len = length(), key_len = length();
+      if (round % 8 == 0) {  // the right key and lengths, then a garbage checksum
+        artifact_len = bytes.size();
+        key_len = kKey.size();
+        bytes += kKey;
+      }
+      std::string footer;
+      for (uint64_t v : {artifact_len, key_len, static_cast<uint64_t>(rng())})
+        for (int i = 0; i < 8; ++i) footer.push_back(static_cast<char>(v >> (8 * i)));
+      footer += std::string("\x02\x00\x00\x00", 4);
+      bytes += footer + "TACKCCH2";
     }
     write_file(path, bytes);
     ASSERT_EQ(cache.load("cpu", kKey), std::nullopt) << "round " << round;

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "reference.hpp"
+#include "runtime/cache_file.hpp"
 #include "runtime/disk_cache.hpp"
 #include "runtime/internals.hpp"
 #include "test_support.hpp"
@@ -422,7 +423,7 @@ TEST_F(OpenClExamples, WorkgroupKernelsLaunchInGroupsOfTheirSize) {
       "f32[],f32[]");
   k.workgroup_size = 256;
   DirectLaunch d;
-  auto code = d.backend->load(d.backend->compile(k, d.options, 0), k, d.options, 0);
+  auto code = d.backend->load(d.backend->compile(k, d.options, 0), k, d.options, 0, "");
   const int64_t n = 1000;
   Array x = arange(n, f32, &gpu_), out = zeros({n}, f32, &gpu_);
   detail::LaunchArgs a;
@@ -453,7 +454,7 @@ TEST_F(OpenClExamples, AProgramThatFailsToBuildGivesTheLogAndTheKernel) {
   artifact.append(reinterpret_cast<const char*>(sizes), sizeof sizes);
   artifact += source;
   try {
-    d.backend->load(artifact, k, d.options, 0);
+    d.backend->load(artifact, k, d.options, 0, "");
     FAIL() << "the program built";
   } catch (const DeviceError& e) {
     std::string w = e.what();
@@ -462,7 +463,7 @@ TEST_F(OpenClExamples, AProgramThatFailsToBuildGivesTheLogAndTheKernel) {
     EXPECT_NE(w.find("error"), std::string::npos) << w;  // the compiler's own words
   }
   // A malformed artifact is a DeviceError too (the runtime then recompiles).
-  EXPECT_THROW(d.backend->load("not an artifact", k, d.options, 0), DeviceError);
+  EXPECT_THROW(d.backend->load("not an artifact", k, d.options, 0, ""), DeviceError);
 }
 
 // ---- the disk cache: program binaries across processes ----
@@ -513,15 +514,13 @@ class OpenClCache : public testing::Test {
         if (e.path().extension() == ".tck") out.push_back(e.path());
     return out;
   }
-  // The key and artifact of an entry file (layout in disk_cache.cpp).
+  // The key and artifact of an entry file.
   static std::pair<std::string, std::string> read_entry(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    uint64_t key_length = 0, artifact_length = 0;
-    std::memcpy(&key_length, bytes.data() + 12, 8);
-    std::string key = bytes.substr(20, key_length);
-    std::memcpy(&artifact_length, bytes.data() + 20 + key_length, 8);
-    return {key, bytes.substr(20 + key_length + 16, artifact_length)};
+    cache_file::ParsedEntry entry;
+    EXPECT_EQ(cache_file::parse_entry(bytes, &entry), nullptr) << p;
+    return {std::string(entry.key), std::string(entry.artifact)};
   }
 
   fs::path dir_;

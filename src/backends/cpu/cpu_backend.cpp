@@ -119,8 +119,9 @@ class CpuBackend final : public detail::Backend {
   }
 
   std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
-                                           const detail::CompileOptions& o, int) override {
-    LoadedKernel fns = load_kernel(artifact, o.symbol_prefix, k.result != nullptr);
+                                           const detail::CompileOptions& o, int,
+                                           const std::string& stored_at) override {
+    LoadedKernel fns = load_kernel(artifact, stored_at, o.symbol_prefix, k.result != nullptr);
     auto code = std::make_unique<CpuCode>(fns, k);
     code->has_loops = has_loop(k.body);
     code->has_streamed_stores = fns.has_streamed_stores;

@@ -1,5 +1,5 @@
 // Loading a compiled kernel, the shared object of the compiler library (cpu_compiler.hpp), into the
-// process with dlopen: the same path for a kernel just compiled and one from the disk cache.
+// process with dlopen: from the disk cache's file where it lies, or from a sealed copy in memory.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +18,17 @@ struct LoadedKernel {
 };
 
 // Loads `shared_object` (whose symbols start with `prefix`, abi.hpp) and returns its entry points;
-// a prefix loaded before returns that first load. What dlopen maps is a sealed copy in memory of
-// these very bytes, which the caller has checked (the disk cache verified their checksum after
-// reading them through the checked directory), not a file someone could change in between.
+// a prefix loaded before returns that first load. The caller has checked these bytes (the disk
+// cache verified their checksum after reading them through the checked directory), and what runs
+// is them, not a file someone could change in between:
+// - `stored_at` (may be empty) is the cache's file that begins with them. It is opened where it
+//   lies, then its pages are made the process's own and its code and read-only data compared with
+//   the checked bytes; its entry points must lie in that code.
+// - Otherwise, or when anything there differs or fails, a sealed copy in memory of the bytes is
+//   opened.
 // Loaded kernels stay loaded for the life of the process. Throws DeviceError when the object does
 // not load (damaged, or missing a symbol).
-LoadedKernel load_kernel(std::string_view shared_object, const std::string& prefix,
-                         bool has_result);
+LoadedKernel load_kernel(std::string_view shared_object, const std::string& stored_at,
+                         const std::string& prefix, bool has_result);
 
 }  // namespace tack::cpu

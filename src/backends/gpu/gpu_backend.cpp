@@ -68,7 +68,8 @@ GpuDevice& GpuBackend::started(int device) {
 
 std::unique_ptr<detail::LoadedCode> GpuBackend::load(const std::string& artifact,
                                                      const ir::Kernel& k,
-                                                     const detail::CompileOptions& o, int device) {
+                                                     const detail::CompileOptions& o, int device,
+                                                     const std::string& /*stored_at*/) {
   started(device);
   std::unique_ptr<GpuCode> code = load_module(artifact, k, o, device);
   auto entry = [&](const std::string& name, Entry which) {

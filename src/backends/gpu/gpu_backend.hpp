@@ -90,7 +90,8 @@ class GpuBackend : public detail::Backend {
   int device_count() const final { return static_cast<int>(devices_.size()); }
   // Starts the device, loads the module (load_module) and finds its entries (find_entry).
   std::unique_ptr<detail::LoadedCode> load(const std::string& artifact, const ir::Kernel& k,
-                                           const detail::CompileOptions& options, int device) final;
+                                           const detail::CompileOptions& options, int device,
+                                           const std::string& stored_at) final;
   // Checks the group size against the code, flattens the arguments, sizes the grid and queues
   // the main entry; for a `return` value also the result entry, then waits and reads the value.
   void launch(detail::LoadedCode& code, const ir::Kernel& k, const detail::LaunchArgs& args,
