@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -473,8 +474,8 @@ class KernelLoaderFile : public testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   // An entry file: the image, then what the cache keeps after it (cache_file.hpp).
-  fs::path write_entry(const std::string& image) {
-    const fs::path path = dir_ / "cpu-entry.tck";
+  fs::path write_entry(const std::string& image, const std::string& name = "cpu-entry.tck") {
+    const fs::path path = dir_ / name;
     std::ofstream(path, std::ios::binary) << image << "the key, then the footer";
     return path;
   }
@@ -508,6 +509,27 @@ TEST_F(KernelLoaderFile, AFileThatIsNotTheCheckedBytesIsNotRun) {
   cpu::LoadedKernel loaded =
       cpu::load_kernel(checked.image, entry.string(), prefix("differs"), false);
   EXPECT_EQ(checked.run(loaded), 2);
+  EXPECT_EQ(opened_as(loaded).rfind("/proc/self/fd/", 0), 0u) << opened_as(loaded);
+
+  // The file's program headers differ (its code segment one byte shorter): so do the ranges the
+  // loader mapped, which are then not read at all.
+  const ConstantKernel headers(4, prefix("headers"));
+  std::string patched = headers.image;
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, patched.data(), sizeof eh);
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    char* at = patched.data() + eh.e_phoff + i * sizeof ph;
+    std::memcpy(&ph, at, sizeof ph);
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    ph.p_filesz -= 1;
+    ph.p_memsz -= 1;
+    std::memcpy(at, &ph, sizeof ph);
+  }
+  ASSERT_NE(patched, headers.image);
+  loaded = cpu::load_kernel(headers.image, write_entry(patched, "cpu-patched.tck").string(),
+                            prefix("headers"), false);
+  EXPECT_EQ(headers.run(loaded), 4);
   EXPECT_EQ(opened_as(loaded).rfind("/proc/self/fd/", 0), 0u) << opened_as(loaded);
 
   const ConstantKernel gone(3, prefix("gone"));

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -79,14 +80,37 @@ struct CheckedCode {
   }
 };
 
-// The code of an object dlopen mapped from the disk cache's file, when its code and read-only
-// data are the checked bytes; nullopt when they differ (the file changed in between). Its
-// writable segment (Tack's objects have only the dynamic section there) is not compared: the
-// loader relocates it in place.
+// The program headers the loader mapped the object at `base` by.
+std::span<const Elf64_Phdr> mapped_headers(uintptr_t base) {
+  struct Search {
+    uintptr_t base;
+    std::span<const Elf64_Phdr> found;
+  } search{base, {}};
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        if (info->dlpi_addr != s->base) return 0;
+        s->found = {info->dlpi_phdr, info->dlpi_phnum};
+        return 1;
+      },
+      &search);
+  return search.found;
+}
+
+// The code of an object dlopen mapped from the disk cache's file, when it was mapped by the
+// checked program headers and its code and read-only data are the checked bytes; nullopt when
+// they differ (the file changed in between). Its writable segment (Tack's objects have only the
+// dynamic section there) is not compared: the loader relocates it in place.
 std::optional<CheckedCode> checked_code(void* handle, std::string_view image) {
   std::optional<std::vector<Elf64_Phdr>> headers = program_headers(image);
   link_map* map = nullptr;
-  if (!headers || ::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr)
+  if (!headers || ::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
+      map->l_addr == 0)
+    return std::nullopt;
+  // Mapped by the same headers, the ranges compared below are the ones the loader mapped.
+  const std::span<const Elf64_Phdr> mapped = mapped_headers(map->l_addr);
+  if (mapped.size() != headers->size() ||
+      std::memcmp(mapped.data(), headers->data(), mapped.size_bytes()) != 0)
     return std::nullopt;
   for (const Elf64_Phdr& ph : *headers)
     if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) == 0 &&

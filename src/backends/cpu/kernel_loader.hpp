@@ -22,8 +22,9 @@ struct LoadedKernel {
 // cache verified their checksum after reading them through the checked directory), and what runs
 // is them, not a file someone could change in between:
 // - `stored_at` (may be empty) is the cache's file that begins with them. It is opened where it
-//   lies, then its pages are made the process's own and its code and read-only data compared with
-//   the checked bytes; its entry points must lie in that code.
+//   lies; the code and read-only data mapped from it must be the checked bytes, and its entry
+//   points must lie in that code. Like any shared library, the file must then not be edited in
+//   place while the process runs (the cache only ever renames a new file over it, or removes it).
 // - Otherwise, or when anything there differs or fails, a sealed copy in memory of the bytes is
 //   opened.
 // Loaded kernels stay loaded for the life of the process. Throws DeviceError when the object does
