@@ -78,8 +78,10 @@ std::unique_ptr<LoadedCode> load_entry(Backend& backend, int device, const ir::K
   try {
     auto code = backend.load(*artifact, k, options, device, stored_at);
     stats().disk_hits++;
-    log("disk cache hit: {}, loaded in {:.3f} ms", describe(backend, device, k, options),
-        elapsed_ms(start));
+    // Described only when logged: a warm first call would format it for nothing.
+    if (log_level() >= 1)
+      log("disk cache hit: {}, loaded in {:.3f} ms", describe(backend, device, k, options),
+          elapsed_ms(start));
     return code;
   } catch (const DeviceError&) {
     // An entry that passed its checksum but does not load is treated like a corrupt one; the
