@@ -264,17 +264,19 @@ void Lexer::indent_to(int width, int alt_width, SourceLoc where) {
     emit(TokenKind::Indent, "", where);
     return;
   }
-  std::string levels;  // for the error below, listed before the levels are popped
-  if (width < indents_.back().width)
+  // A dedent must return to a column in use (the levels are listed before any is popped).
+  if (width < indents_.back().width &&
+      std::none_of(indents_.begin(), indents_.end(),
+                   [&](const Indent& level) { return level.width == width; })) {
+    std::string levels;
     for (const Indent& level : indents_)
       levels += fmt::format("{}{}", levels.empty() ? "" : ", ", level.width);
+    fail(where, "this line's indentation does not match any enclosing block",
+         fmt::format("indent it to one of the columns in use: {} spaces", levels));
+  }
   while (width < indents_.back().width) {
     indents_.pop_back();
     emit(TokenKind::Dedent, "", where);
-  }
-  if (width != indents_.back().width) {
-    fail(where, "this line's indentation does not match any enclosing block",
-         fmt::format("indent it to one of the columns in use: {} spaces", levels));
   }
   if (alt_width != indents_.back().alt_width) inconsistent();
   while (!defs_.empty() && defs_.back().depth >= indents_.size()) defs_.pop_back();
