@@ -532,6 +532,19 @@ TEST_F(KernelLoaderFile, AFileThatIsNotTheCheckedBytesIsNotRun) {
   EXPECT_EQ(headers.run(loaded), 4);
   EXPECT_EQ(opened_as(loaded).rfind("/proc/self/fd/", 0), 0u) << opened_as(loaded);
 
+  // dlopen replaces "$LIB" in a path with the system's directory of libraries: where a file lies
+  // at the replaced path too, it is that one that would be opened. A path with a '$' is copied.
+  const ConstantKernel dollar(5, prefix("dollar"));
+  for (const char* lib :
+       {"$LIB", "lib", "lib64", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu"}) {
+    fs::create_directories(dir_ / lib);
+    write_entry(dollar.image, std::string(lib) + "/cpu-entry.tck");
+  }
+  loaded = cpu::load_kernel(dollar.image, (dir_ / "$LIB/cpu-entry.tck").string(), prefix("dollar"),
+                            false);
+  EXPECT_EQ(dollar.run(loaded), 5);
+  EXPECT_EQ(opened_as(loaded).rfind("/proc/self/fd/", 0), 0u) << opened_as(loaded);
+
   const ConstantKernel gone(3, prefix("gone"));
   loaded =
       cpu::load_kernel(gone.image, (dir_ / "no-such-entry.tck").string(), prefix("gone"), false);

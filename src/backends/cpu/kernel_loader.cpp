@@ -171,6 +171,9 @@ class Loader {
   // nullopt, for the copy in memory instead, when anything differs from the checked bytes.
   std::optional<LoadedKernel> load_stored(std::string_view image, const std::string& stored_at,
                                           const std::string& prefix, bool has_result) {
+    // dlopen replaces $ORIGIN and $LIB in a name, a path too: one with a '$' could name another
+    // file, whose constructors would run before it is compared.
+    if (stored_at.find('$') != std::string::npos) return std::nullopt;
     void* handle = ::dlopen(stored_at.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) return std::nullopt;
     const std::optional<CheckedCode> checked = checked_code(handle, image);
