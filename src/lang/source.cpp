@@ -5,8 +5,9 @@ namespace tack {
 SourceFile::SourceFile(std::string name, std::string text, int column_offset)
     : name_(std::move(name)), text_(std::move(text)), column_offset_(column_offset) {
   line_starts_.push_back(0);
-  for (size_t i = 0; i < text_.size(); ++i)
-    if (text_[i] == '\n') line_starts_.push_back(i + 1);
+  // find() is memchr, many bytes a step: a kernels file is read at a new process's first call.
+  for (size_t i = text_.find('\n'); i != std::string::npos; i = text_.find('\n', i + 1))
+    line_starts_.push_back(i + 1);
 }
 
 std::string_view SourceFile::line(int number) const {
