@@ -455,9 +455,9 @@ std::string opened_as(const cpu::LoadedKernel& loaded) {
 TEST(KernelLoader, EachLoadIsItsOwnObject) {
   const std::string salt = std::to_string(::getpid());
   for (int round = 0; round < 3; ++round) {
-    const ConstantKernel kernel(40 + round, fmt::format("tack_loader_{}_{}", salt, round));
-    cpu::LoadedKernel loaded =
-        cpu::load_kernel(kernel.image, "", fmt::format("tack_loader_{}_{}", salt, round), false);
+    const std::string prefix = fmt::format("tack_loader_{}_{}", salt, round);
+    const ConstantKernel kernel(40 + round, prefix);
+    cpu::LoadedKernel loaded = cpu::load_kernel(kernel.image, "", prefix, false);
     EXPECT_EQ(kernel.run(loaded), 40 + round)
         << "round " << round << " ran an earlier kernel's code";
   }
