@@ -136,6 +136,15 @@ TEST_F(DiskCacheTest, RoundTrip) {
   EXPECT_EQ(s.write_failures, 0u);
 }
 
+// Whether the directory at `path` is on a local file system (on_local_file_system).
+bool local_directory(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << path;
+  const bool local = on_local_file_system(fd);
+  ::close(fd);
+  return local;
+}
+
 // On a local file system a hit says where the entry lies: a file that begins with the artifact
 // (what the CPU backend dlopens). Elsewhere (a network file system) it says nothing.
 TEST_F(DiskCacheTest, AHitSaysWhereTheArtifactLies) {
@@ -144,10 +153,7 @@ TEST_F(DiskCacheTest, AHitSaysWhereTheArtifactLies) {
   cache.store("cpu", kKey, artifact);
   std::string stored_at;
   ASSERT_EQ(cache.load("cpu", kKey, true, &stored_at), artifact);
-  const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  const bool local = on_local_file_system(fd);
-  ::close(fd);
-  if (!local) {
+  if (!local_directory(dir_.c_str())) {
     EXPECT_EQ(stored_at, "");
     GTEST_SKIP() << dir_ << " is not on a local file system: the rest does not apply";
   }
@@ -159,15 +165,8 @@ TEST_F(DiskCacheTest, AHitSaysWhereTheArtifactLies) {
 }
 
 TEST(PrivateDir, LocalFileSystemsAreTheMachinesOwnDisksAndMemory) {
-  const auto local = [](const char* path) {
-    const int fd = ::open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    EXPECT_GE(fd, 0) << path;
-    const bool on = on_local_file_system(fd);
-    ::close(fd);
-    return on;
-  };
-  EXPECT_TRUE(local("/dev/shm"));  // tmpfs
-  EXPECT_FALSE(local("/proc"));
+  EXPECT_TRUE(local_directory("/dev/shm"));  // tmpfs
+  EXPECT_FALSE(local_directory("/proc"));
   EXPECT_FALSE(on_local_file_system(-1));
 }
 
