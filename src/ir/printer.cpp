@@ -1,181 +1,258 @@
 #include "ir/printer.hpp"
 
+#include <charconv>
+#include <span>
+
 #include <fmt/format.h>
 
 namespace tack::ir {
 namespace {
 
+// Appends to one string: the printed kernel is the disk cache's key, made at every new process's
+// first call, and a string per node (each expression returned its own, then copied into its
+// parent's) was most of the printing's work.
 class Printer {
  public:
-  Printer(const Kernel& k, PrintOptions options) : k_(k), options_(options) {}
+  Printer(const Kernel& k, PrintOptions options, std::string& out)
+      : k_(k), options_(options), out_(out) {}
 
-  std::string expr(const Expr& e) const {
+  template <typename... Args>
+  void format(fmt::format_string<Args...> spec, Args&&... args) const {
+    fmt::format_to(std::back_inserter(out_), spec, std::forward<Args>(args)...);
+  }
+
+  void integer(int64_t v) const {
+    char digits[24];
+    out_.append(digits, std::to_chars(digits, digits + sizeof digits, v).ptr);
+  }
+
+  // "(name:type operand operand...)", appended piece by piece: the commonest node, where
+  // formatting with fmt parsed its format string each time.
+  void node(std::string_view name, const Type& type, std::span<const ExprPtr> operands) const {
+    out_ += '(';
+    out_ += name;
+    out_ += ':';
+    out_ += to_string(type);
+    for (const auto& o : operands) {
+      out_ += ' ';
+      expr(*o);
+    }
+    out_ += ')';
+  }
+
+  void expr(const Expr& e) const {
     switch (e.op) {
       case Op::Const:
-        if (e.type.is_float()) return fmt::format("{}:{}", e.float_value, to_string(e.type));
-        if (e.type.is_bool()) return e.int_bits ? "True" : "False";
-        if (is_unsigned(e.type.dtype)) return fmt::format("{}:{}", e.int_bits, to_string(e.type));
-        return fmt::format("{}:{}", static_cast<int64_t>(e.int_bits), to_string(e.type));
+        if (e.type.is_float())
+          format("{}:{}", e.float_value, to_string(e.type));
+        else if (e.type.is_bool())
+          out_ += e.int_bits ? "True" : "False";
+        else if (is_unsigned(e.type.dtype))
+          format("{}:{}", e.int_bits, to_string(e.type));
+        else {
+          integer(static_cast<int64_t>(e.int_bits));
+          out_ += ':';
+          out_ += to_string(e.type);
+        }
+        return;
       case Op::Local:
-        return "%" + k_.locals[e.index].name;
+        out_ += '%';
+        out_ += k_.locals[e.index].name;
+        return;
       case Op::Param:
-        return "$" + k_.params[e.index].name;
+        out_ += '$';
+        out_ += k_.params[e.index].name;
+        return;
       case Op::ArrayDim:
-        return fmt::format("{}.shape[{}]", k_.params[e.index].name, e.dim);
+        format("{}.shape[{}]", k_.params[e.index].name, e.dim);
+        return;
       case Op::Load:
-        return access(e.index, e.operands, e.checked, e.loc);
+        access(e.index, e.operands, e.checked, e.loc);
+        return;
       case Op::Atomic: {
-        size_t rank = k_.params[e.index].type.rank;
-        std::vector<ExprPtr> idx;
-        for (size_t i = 0; i < rank; ++i) idx.push_back(e.operands[i]->clone());
-        std::string s = fmt::format("(atomic_{}:{} {}", atomic_name(e.atomic), to_string(e.type),
-                                    access(e.index, idx, e.checked, e.loc));
-        for (size_t i = rank; i < e.operands.size(); ++i) {
-          s += " ";
-          s += expr(*e.operands[i]);
+        const std::span<const ExprPtr> operands = e.operands;
+        const size_t rank = k_.params[e.index].type.rank;
+        format("(atomic_{}:{} ", atomic_name(e.atomic), to_string(e.type));
+        access(e.index, operands.first(rank), e.checked, e.loc);
+        for (const auto& o : operands.subspan(rank)) {
+          out_ += ' ';
+          expr(*o);
         }
-        return s + ")";
+        out_ += ')';
+        return;
       }
-      case Op::TextureSample: {
-        std::string s = fmt::format("(sample:f32 {}", k_.params[e.index].name);
+      case Op::TextureSample:
+        format("(sample:f32 {}", k_.params[e.index].name);
         for (const auto& o : e.operands) {
-          s += " ";
-          s += expr(*o);
+          out_ += ' ';
+          expr(*o);
         }
-        return s + ")";
-      }
+        out_ += ')';
+        return;
       case Op::Collective:
-        return fmt::format("(block_{}:{} {})", collective_name(e.collective), to_string(e.type),
-                           expr(*e.operands[0]));
-      case Op::Call: {
-        std::string s = fmt::format("({}:{}", builtin_name(e.callee), to_string(e.type));
-        for (const auto& o : e.operands) {
-          s += " ";
-          s += expr(*o);
-        }
-        return s + ")";
-      }
-      default: {
-        std::string s = fmt::format("({}:{}", op_name(e.op), to_string(e.type));
-        for (const auto& o : e.operands) {
-          s += " ";
-          s += expr(*o);
-        }
-        return s + ")";
-      }
+        format("(block_{}:{} ", collective_name(e.collective), to_string(e.type));
+        expr(*e.operands[0]);
+        out_ += ')';
+        return;
+      case Op::Call:
+        node(builtin_name(e.callee), e.type, e.operands);
+        return;
+      default:
+        node(op_name(e.op), e.type, e.operands);
+        return;
     }
   }
 
-  std::string access(int array, const std::vector<ExprPtr>& indices, bool checked,
-                     SourceLoc loc) const {
-    std::string s = k_.params[array].name + "[";
-    for (size_t i = 0; i < indices.size(); ++i) s += (i ? ", " : "") + expr(*indices[i]);
-    s += "]";
-    if (checked) s += options_.locations ? fmt::format("!{}:{}", loc.line, loc.col) : "!";
-    return s;
+  void access(int array, std::span<const ExprPtr> indices, bool checked, SourceLoc loc) const {
+    out_ += k_.params[array].name;
+    out_ += '[';
+    for (size_t i = 0; i < indices.size(); ++i) {
+      if (i) out_ += ", ";
+      expr(*indices[i]);
+    }
+    out_ += ']';
+    if (!checked) return;
+    out_ += '!';
+    if (!options_.locations) return;
+    integer(loc.line);
+    out_ += ':';
+    integer(loc.col);
   }
 
-  void block(const Block& b, int depth, std::string& out) const {
-    for (const auto& s : b) stmt(*s, depth, out);
+  void block(const Block& b, int depth) const {
+    for (const auto& s : b) stmt(*s, depth);
   }
 
-  void stmt(const Stmt& s, int depth, std::string& out) const {
-    std::string pad(depth * 2, ' ');
+  void stmt(const Stmt& s, int depth) const {
+    out_.append(depth * 2, ' ');
     switch (s.kind) {
       case Stmt::Kind::Assign:
-        out += fmt::format("{}%{} = {}\n", pad, k_.locals[s.index].name, expr(*s.value));
+        out_ += '%';
+        out_ += k_.locals[s.index].name;
+        out_ += " = ";
+        expr(*s.value);
+        out_ += '\n';
         break;
       case Stmt::Kind::Store:
-        out += fmt::format("{}{} = {}\n", pad, access(s.index, s.indices, s.checked, s.loc),
-                           expr(*s.value));
+        access(s.index, s.indices, s.checked, s.loc);
+        out_ += " = ";
+        expr(*s.value);
+        out_ += '\n';
         break;
       case Stmt::Kind::If:
-        out += fmt::format("{}if {}:\n", pad, expr(*s.cond));
-        block(s.body, depth + 1, out);
+        out_ += "if ";
+        expr(*s.cond);
+        out_ += ":\n";
+        block(s.body, depth + 1);
         if (!s.orelse.empty()) {
-          out += pad + "else:\n";
-          block(s.orelse, depth + 1, out);
+          out_.append(depth * 2, ' ');
+          out_ += "else:\n";
+          block(s.orelse, depth + 1);
         }
         break;
       case Stmt::Kind::While:
-        out += fmt::format("{}while {}:\n", pad, expr(*s.cond));
-        block(s.body, depth + 1, out);
+        out_ += "while ";
+        expr(*s.cond);
+        out_ += ":\n";
+        block(s.body, depth + 1);
         break;
       case Stmt::Kind::For:
-        out += fmt::format("{}for %{} in range({}, {}, {}):\n", pad, k_.locals[s.index].name,
-                           expr(*s.start), expr(*s.stop), expr(*s.step));
-        block(s.body, depth + 1, out);
+        format("for %{} in ", k_.locals[s.index].name);
+        range(*s.start, *s.stop, *s.step);
+        out_ += ":\n";
+        block(s.body, depth + 1);
         break;
       case Stmt::Kind::Break:
-        out += pad + "break\n";
+        out_ += "break\n";
         break;
       case Stmt::Kind::Continue:
-        out += pad + "continue\n";
+        out_ += "continue\n";
         break;
       case Stmt::Kind::Barrier:
-        out += pad + "barrier\n";
+        out_ += "barrier\n";
         break;
       case Stmt::Kind::Print:
-        out += pad + "print";
+        out_ += "print";
         for (size_t i = 0; i < s.labels.size(); ++i) {
-          out += fmt::format(" {:?}", s.labels[i]);
-          if (i < s.indices.size()) out += fmt::format(" {}", expr(*s.indices[i]));
+          format(" {:?}", s.labels[i]);
+          if (i < s.indices.size()) {
+            out_ += ' ';
+            expr(*s.indices[i]);
+          }
         }
-        out += "\n";
+        out_ += '\n';
         break;
     }
   }
 
-  std::string kernel() const {
-    std::string out = fmt::format("kernel {}(", k_.name);
+  // "range(start, stop, step)"
+  void range(const Expr& start, const Expr& stop, const Expr& step) const {
+    out_ += "range(";
+    expr(start);
+    out_ += ", ";
+    expr(stop);
+    out_ += ", ";
+    expr(step);
+    out_ += ')';
+  }
+
+  void kernel() const {
+    format("kernel {}(", k_.name);
     for (size_t i = 0; i < k_.params.size(); ++i) {
       const Param& p = k_.params[i];
       if (p.is_local_array()) continue;  // listed below as locals
-      out += fmt::format("{}{}: {}{}{}", i ? ", " : "", p.name, to_string(p.type),
-                         p.written ? " out" : "", p.partials ? " partials" : "");
+      format("{}{}: {}{}{}", i ? ", " : "", p.name, to_string(p.type), p.written ? " out" : "",
+             p.partials ? " partials" : "");
     }
-    out += ")";
-    if (k_.result) out += " -> " + to_string(k_.result->type);
+    out_ += ')';
+    if (k_.result) format(" -> {}", to_string(k_.result->type));
     if (k_.workgroup_size > 0)
-      out +=
-          fmt::format(" workgroup {}{}", k_.workgroup_size, k_.collectives ? " collectives" : "");
-    out += k_.debug ? " debug\n" : "\n";
+      format(" workgroup {}{}", k_.workgroup_size, k_.collectives ? " collectives" : "");
+    out_ += k_.debug ? " debug\n" : "\n";
     for (const Param& p : k_.params)
       if (p.is_local_array())
-        out += fmt::format("  {} %{}: {}[{}]\n", p.shared ? "shared" : "local", p.name,
-                           dtype_name(p.type.dtype), p.local_size);
-    for (const Local& l : k_.locals)
-      out += fmt::format("  local %{}: {}\n", l.name, to_string(l.type));
-    block(k_.prelude, 1, out);
-    out += "  parallel for";
+        format("  {} %{}: {}[{}]\n", p.shared ? "shared" : "local", p.name,
+               dtype_name(p.type.dtype), p.local_size);
+    for (const Local& l : k_.locals) format("  local %{}: {}\n", l.name, to_string(l.type));
+    block(k_.prelude, 1);
+    out_ += "  parallel for";
     for (size_t d = 0; d < k_.dims.size(); ++d) {
       const LoopDim& dim = k_.dims[d];
-      out += fmt::format("{} %{} in range({}, {}, {})", d ? "," : "", k_.locals[dim.var].name,
-                         expr(*dim.start), expr(*dim.stop), expr(*dim.step));
+      format("{} %{} in ", d ? "," : "", k_.locals[dim.var].name);
+      range(*dim.start, *dim.stop, *dim.step);
     }
-    out += ":\n";
-    block(k_.body, 2, out);
-    for (const Reduction& r : k_.reductions)
-      out += fmt::format("  reduce {} %{} from {} into %{} through {}\n", op_name(r.op),
-                         k_.locals[r.acc].name, expr(*r.identity), k_.locals[r.init].name,
-                         k_.params[r.partials].name);
-    block(k_.epilogue, 1, out);
-    if (k_.result) out += fmt::format("  return {}\n", expr(*k_.result));
-    return out;
+    out_ += ":\n";
+    block(k_.body, 2);
+    for (const Reduction& r : k_.reductions) {
+      format("  reduce {} %{} from ", op_name(r.op), k_.locals[r.acc].name);
+      expr(*r.identity);
+      format(" into %{} through {}\n", k_.locals[r.init].name, k_.params[r.partials].name);
+    }
+    block(k_.epilogue, 1);
+    if (k_.result) {
+      out_ += "  return ";
+      expr(*k_.result);
+      out_ += '\n';
+    }
   }
 
  private:
   const Kernel& k_;
   PrintOptions options_;
+  std::string& out_;
 };
 
 }  // namespace
 
 std::string print(const Kernel& k, PrintOptions options) {
-  return Printer(k, options).kernel();
+  std::string out;
+  Printer(k, options, out).kernel();
+  return out;
 }
 std::string print(const Expr& e, const Kernel& k) {
-  return Printer(k, {}).expr(e);
+  std::string out;
+  Printer(k, {}, out).expr(e);
+  return out;
 }
 
 }  // namespace tack::ir
