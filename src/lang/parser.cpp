@@ -116,6 +116,18 @@ class Parser {
   const Token& peek(size_t k = 0) const { return toks_[std::min(pos_ + k, toks_.size() - 1)]; }
   const Token& next() { return pos_ + 1 < toks_.size() ? toks_[pos_++] : toks_.back(); }
   bool at_op(std::string_view op) const { return peek().is_op(op); }
+  // The binary operator the current token spells, or null. Each of the six levels asks after
+  // every operand, so the answer is kept for the token it was found for.
+  const BinarySpelling* binary_here() {
+    if (binary_pos_ != pos_) {
+      binary_pos_ = pos_;
+      binary_here_ = nullptr;
+      if (const Token& t = peek(); t.kind == TokenKind::Op)
+        for (const BinarySpelling& b : kBinaryOps)
+          if (t.text == b.spelling) binary_here_ = &b;
+    }
+    return binary_here_;
+  }
   bool at_keyword(std::string_view kw) const { return peek().is_keyword(kw); }
   bool at_kind(TokenKind kind) const { return peek().kind == kind; }
   bool accept_op(std::string_view op) {
@@ -188,6 +200,8 @@ class Parser {
   std::shared_ptr<const SourceFile> file_;
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  size_t binary_pos_ = std::numeric_limits<size_t>::max();  // the token binary_here_ is for
+  const BinarySpelling* binary_here_ = nullptr;
   std::string kernel_ = kModule;
   bool in_return_annotation_ = false;
   int nesting_ = 0;
@@ -977,13 +991,11 @@ ExprPtr Parser::parse_binary(int level) {
   SourceLoc start = peek().loc;
   ExprPtr left = parse_binary(level + 1);
   while (true) {
-    std::optional<ast::BinOp> op;
-    for (const BinarySpelling& b : kBinaryOps)
-      if (b.level == level && at_op(b.spelling)) op = b.op;
-    if (!op) return left;
+    const BinarySpelling* op = binary_here();
+    if (op == nullptr || op->level != level) return left;
     SourceLoc op_loc = next().loc;
     auto e = make(Expr::Kind::Binary, start);
-    e->bin_op = *op;
+    e->bin_op = op->op;
     e->args.push_back(std::move(left));
     e->args.push_back(parse_binary(level + 1));
     left = measured(std::move(e), op_loc);
