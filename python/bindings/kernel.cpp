@@ -94,7 +94,8 @@ NameResolver name_resolver(nb::object resolver) {
   return [r = shared_object(std::move(resolver))](const std::string& name) -> ExternalName {
     nb::gil_scoped_acquire gil;
     try {
-      return nb::cast<ExternalName>((*r)(name));
+      nb::object found = (*r)(name);
+      return found.is_none() ? ExternalName{} : nb::cast<ExternalName>(found);
     } catch (const nb::python_error& e) {
       throw Error("looking up the name '" + name + "' failed: " + e.what());
     }

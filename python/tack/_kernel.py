@@ -272,6 +272,7 @@ def _describe(value, functions):
 
 
 _MISSING = object()
+_NO_SCOPE: dict = {}
 
 
 def _lookup(fn, name):
@@ -284,8 +285,8 @@ def _lookup(fn, name):
         except ValueError:  # an empty cell: not bound yet
             return _MISSING
     value = fn.__globals__.get(name, _MISSING)
-    if value is _MISSING:
-        value = getattr(fn, "__tack_scope__", {}).get(name, _MISSING)
+    if value is _MISSING:  # getattr with a default would raise and catch AttributeError
+        value = fn.__dict__.get("__tack_scope__", _NO_SCOPE).get(name, _MISSING)
     return value
 
 
@@ -295,11 +296,13 @@ def _make_resolver(fn):
     functions = [fn]
 
     def resolve(name):
-        for f in list(functions):
+        for f in functions:  # _describe may add to the list, but the loop ends there
             value = _lookup(f, name)
             if value is not _MISSING:
                 return _describe(value, functions)
-        return _tack.ExternalName()  # Unknown: a builtin of the language (len, min...) or an error
+        # Unknown: a local, a builtin of the language (len, min...) or an error. None, not an
+        # ExternalName, since most names a kernel mentions are its locals and each asks once.
+        return None
 
     return resolve
 
