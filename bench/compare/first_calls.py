@@ -4,16 +4,19 @@ compare.py times one first call per system and workload; this repeats them, alte
 systems within each round so that they share the machine's state, and reports medians:
 
     build/compare-venv/bin/python bench/compare/first_calls.py [--rounds 7]
-        [--systems tack,drjit] [--workloads saxpy,mandelbrot]
+        [--systems tack,drjit] [--workloads saxpy,mandelbrot] [--then triad]
 
 Per round, system and workload, on a new, empty cache directory, three processes run the
 worker's `first` mode one after the other: the first compiles ("empty cache"), the second finds
 what the first stored ("cache filled"), the third follows a process that already loaded it
 ("filled, again": what a new process touches first is then still in the CPU's caches, as in a
-test suite). "init" is the worker's import of the system (NumPy imported before). A process with
-a filled cache that still wrote a file there compiled again (Dr.Jit does so now and then, in about
-one process in seven): its time is left out of that column's median and counted in the table's
-last column, since the column measures loading from the cache. Run it through
+test suite). "init" is the worker's import of the system (NumPy imported before). With --then,
+each process also times the first call of a second workload after the first one ("second
+kernel", from a filled cache): what a kernel costs once the process's first one has set the
+system going. A process with a filled cache that still wrote a file there compiled again (Dr.Jit
+does so now and then, on saxpy in up to half of its processes): its times are left out of the
+medians and counted in the table's last column, since the columns measure loading from the
+cache. Run it through
 bench/compare/run's environment (build/compare-venv, made by `bench/compare/run`), on an
 otherwise idle machine.
 """
@@ -36,17 +39,20 @@ def files_under(path):
     return sum(len(files) for _, _, files in os.walk(path))
 
 
-def first_call(system, name, cache, root):
-    """One worker process in `first` mode, through compare.run_worker: (init ms, first call ms)."""
+def first_call(system, name, cache, root, then):
+    """One worker process in `first` mode, through compare.run_worker: (init ms, first call ms,
+    the first call of `then` after it in ms, or None)."""
     args = argparse.Namespace(threads=2, repeats=5, budget=0.5)
     log = os.path.join(root, "workers.log")
     res = compare.run_worker(system, "first", [name], args, None, cache,
-                             os.path.join(root, "out.json"), log, timeout=300)
-    w = res["workloads"][name]
-    if w.get("status") != "ok":
-        with open(log) as f:
-            raise RuntimeError(f"{system} {name}: {w['status']}: {w.get('error', '')}\n{f.read()}")
-    return res["init_ms"], w["first_ms"]
+                             os.path.join(root, "out.json"), log, timeout=300, then=then)
+    for w in [res["workloads"][name]] + ([res.get("then", {"status": "missing"})] if then else []):
+        if w.get("status") != "ok":
+            with open(log) as f:
+                raise RuntimeError(f"{system} {name}: {w['status']}: {w.get('error', '')}\n"
+                                   f"{f.read()}")
+    second = res["then"]["first_ms"] if then else None
+    return res["init_ms"], res["workloads"][name]["first_ms"], second
 
 
 def main():
@@ -54,8 +60,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--systems", default="tack,drjit")
     ap.add_argument("--workloads", default="saxpy,mandelbrot")
+    ap.add_argument("--then", help="a second workload each process runs after the first one")
     args = ap.parse_args()
     systems, names = args.systems.split(","), args.workloads.split(",")
+    kinds = KINDS + (("second kernel",) if args.then else ())
     times = {}  # (name, system, kind) -> [ms]
     recompiled = {}  # (name, system) -> runs with a filled cache that compiled again
     with tempfile.TemporaryDirectory(prefix="tack-first-calls-") as root:
@@ -65,34 +73,39 @@ def main():
                     cache = os.path.join(root, f"{system}-{name}-{r}")
                     for kind in KINDS[1:]:
                         before = files_under(cache)
-                        init, first = first_call(system, name, cache, root)
+                        init, first, then = first_call(system, name, cache, root, args.then)
                         times.setdefault((name, system, "init"), []).append(init)
                         if kind != "empty cache" and files_under(cache) > before:
                             recompiled[(name, system)] = recompiled.get((name, system), 0) + 1
                             continue
                         times.setdefault((name, system, kind), []).append(first)
+                        if then is not None and kind != "empty cache":
+                            times.setdefault((name, system, "second kernel"), []).append(then)
                     shutil.rmtree(cache)
     load = os.getloadavg()
     print(f"medians of {args.rounds} rounds, ms (min-max); load average after: "
           f"{load[0]:.2f} {load[1]:.2f}\n")
-    print("| workload | system | " + " | ".join(KINDS) + " | filled, yet compiled |")
-    print("|---" * (len(KINDS) + 3) + "|")
+    then = f" ({args.then})" if args.then else ""
+    print("| workload | system | " + " | ".join(kinds) + then + " | filled, yet compiled |")
+    print("|---" * (len(kinds) + 3) + "|")
     for name in names:
         for system in systems:
             cells = []
-            for kind in KINDS:
+            for kind in kinds:
                 v = times.get((name, system, kind))
-                cells.append(f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})" if v else "-")
+                cells.append(f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})"
+                             if v else "-")
             cells.append(f"{recompiled.get((name, system), 0)} of {2 * args.rounds}")
             print(f"| {name} | {system} | " + " | ".join(cells) + " |")
     if "tack" in systems:
         for other in (s for s in systems if s != "tack"):
             for name in names:
-                kinds = [k for k in KINDS if (name, other, k) in times and (name, "tack", k) in times]
+                both = [k for k in kinds
+                        if (name, other, k) in times and (name, "tack", k) in times]
                 ratios = [statistics.median(times[(name, other, k)]) /
-                          statistics.median(times[(name, "tack", k)]) for k in kinds]
+                          statistics.median(times[(name, "tack", k)]) for k in both]
                 print(f"\n{name}: {other}'s time over Tack's: " +
-                      ", ".join(f"{k} {x:.2f}x" for k, x in zip(kinds, ratios)))
+                      ", ".join(f"{k} {x:.2f}x" for k, x in zip(both, ratios)))
 
 
 if __name__ == "__main__":
