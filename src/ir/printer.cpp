@@ -33,11 +33,16 @@ class Printer {
     out_ += name;
     out_ += ':';
     out_ += to_string(type);
+    operand_list(operands);
+    out_ += ')';
+  }
+
+  // " operand operand..."
+  void operand_list(std::span<const ExprPtr> operands) const {
     for (const auto& o : operands) {
       out_ += ' ';
       expr(*o);
     }
-    out_ += ')';
   }
 
   void expr(const Expr& e) const {
@@ -74,19 +79,13 @@ class Printer {
         const size_t rank = k_.params[e.index].type.rank;
         format("(atomic_{}:{} ", atomic_name(e.atomic), to_string(e.type));
         access(e.index, operands.first(rank), e.checked, e.loc);
-        for (const auto& o : operands.subspan(rank)) {
-          out_ += ' ';
-          expr(*o);
-        }
+        operand_list(operands.subspan(rank));
         out_ += ')';
         return;
       }
       case Op::TextureSample:
         format("(sample:f32 {}", k_.params[e.index].name);
-        for (const auto& o : e.operands) {
-          out_ += ' ';
-          expr(*o);
-        }
+        operand_list(e.operands);
         out_ += ')';
         return;
       case Op::Collective:
