@@ -465,6 +465,62 @@ TEST(KernelLoader, EachLoadIsItsOwnObject) {
                DeviceError);
 }
 
+// The program headers of a shared object's image.
+std::vector<Elf64_Phdr> program_headers(const std::string& image) {
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, image.data(), sizeof eh);
+  std::vector<Elf64_Phdr> out(eh.e_phnum);
+  std::memcpy(out.data(), image.data() + eh.e_phoff, out.size() * sizeof(Elf64_Phdr));
+  return out;
+}
+
+// A kernel that calls no outside function is, where glibc reads a read-only dynamic section, one
+// read-and-execute segment that holds its dynamic section: nothing for the loader to write or
+// protect afterwards (shared_object_linker.hpp). One that calls sinf keeps the writable segment
+// for that function's address, read-only once bound (RELRO). Both load and run.
+TEST(KernelObjects, OnlyKernelsWithOutsideCallsHaveAWritableSegment) {
+  const std::string salt = std::to_string(::getpid());
+  const ConstantKernel plain(7, "tack_layout_plain_" + salt);
+  std::vector<Elf64_Phdr> headers = program_headers(plain.image);
+  const auto count = [&](uint32_t type) {
+    return std::count_if(headers.begin(), headers.end(),
+                         [&](const Elf64_Phdr& ph) { return ph.p_type == type; });
+  };
+  const auto writable = std::count_if(headers.begin(), headers.end(), [](const Elf64_Phdr& ph) {
+    return ph.p_type == PT_LOAD && (ph.p_flags & PF_W);
+  });
+  if (cpu::loader_maps_read_only_objects()) {
+    ASSERT_EQ(count(PT_LOAD), 1);
+    const Elf64_Phdr& load = *std::find_if(headers.begin(), headers.end(),
+                                           [](auto& ph) { return ph.p_type == PT_LOAD; });
+    const Elf64_Phdr& dynamic = *std::find_if(headers.begin(), headers.end(),
+                                              [](auto& ph) { return ph.p_type == PT_DYNAMIC; });
+    EXPECT_EQ(load.p_flags, PF_R | PF_X);
+    EXPECT_GE(dynamic.p_vaddr, load.p_vaddr);
+    EXPECT_LE(dynamic.p_vaddr + dynamic.p_memsz, load.p_vaddr + load.p_filesz);
+    EXPECT_EQ(count(PT_GNU_RELRO), 0);
+  } else {
+    EXPECT_EQ(writable, 1);
+    EXPECT_EQ(count(PT_GNU_RELRO), 1);
+  }
+  EXPECT_EQ(plain.run(cpu::load_kernel(plain.image, "", "tack_layout_plain_" + salt, false)), 7);
+
+  const ir::Kernel sine = test::specialize(
+      "import tack\nimport math\n@tack.kernel\ndef k(x, out):\n"
+      "    for i in range(out.shape[0]):\n        out[i] = math.sin(x[i])\n",
+      "f32[],f32[]");
+  codegen::LlvmOptions o;
+  o.symbol_prefix = "tack_layout_sine_" + salt;
+  const std::string image = cpu::compile_kernel(sine, o, cpu::host_target(), false).shared_object;
+  headers = program_headers(image);
+  EXPECT_EQ(std::count_if(
+                headers.begin(), headers.end(),
+                [](const Elf64_Phdr& ph) { return ph.p_type == PT_LOAD && (ph.p_flags & PF_W); }),
+            1);
+  EXPECT_EQ(count(PT_GNU_RELRO), 1);
+  EXPECT_NE(cpu::load_kernel(image, "", o.symbol_prefix, false).chunk, nullptr);
+}
+
 class KernelLoaderFile : public testing::Test {
  protected:
   void SetUp() override {

@@ -108,8 +108,9 @@ class CpuBackend final : public detail::Backend {
         const HostTarget& t = host_target();
         host = fmt::format("{};{};{}", t.triple, t.cpu, t.features);
       }
-      target_ = fmt::format("llvm {}; {}; simd {}", TACK_LLVM_VERSION, host,
-                            simd_enabled() ? "on" : "off");
+      target_ = fmt::format("llvm {}; {}; simd {}; objects {}", TACK_LLVM_VERSION, host,
+                            simd_enabled() ? "on" : "off",
+                            loader_maps_read_only_objects() ? "read-only" : "relro");
     });
     return target_;
   }

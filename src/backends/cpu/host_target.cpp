@@ -13,6 +13,8 @@
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>
+#endif
+#if defined(__GLIBC__)
 #include <gnu/libc-version.h>
 #endif
 
@@ -56,16 +58,7 @@ namespace tack::cpu {
 namespace {
 
 GlibcLeafFn glibc_leaves() {
-  // "2.36": compared by hand, since sscanf's first call costs more than the rest of the reading.
-  const std::string_view version = gnu_get_libc_version();
-  int major = 0, minor = 0;
-  const char* end = version.data() + version.size();
-  auto [dot, ok] = std::from_chars(version.data(), end, major);
-  if (ok != std::errc() || dot == end || *dot != '.' ||
-      std::from_chars(dot + 1, end, minor).ec != std::errc())
-    return nullptr;
-  if (major < 2 || (major == 2 && minor < 36)) return nullptr;
-  return __x86_get_cpuid_feature_leaf;
+  return glibc_at_least(2, 36) ? __x86_get_cpuid_feature_leaf : nullptr;
 }
 
 // The words LLVM's host detection reads (llvm::sys::getHostCPUName and getHostCPUFeatures): the
@@ -134,6 +127,24 @@ HostTarget find_host_target() {
 }
 
 }  // namespace
+
+bool glibc_at_least(int major, int minor) {
+#if defined(__GLIBC__)
+  // "2.36": compared by hand, since sscanf's first call costs more than the rest of the reading.
+  const std::string_view version = gnu_get_libc_version();
+  int has_major = 0, has_minor = 0;
+  const char* end = version.data() + version.size();
+  auto [dot, ok] = std::from_chars(version.data(), end, has_major);
+  if (ok != std::errc() || dot == end || *dot != '.' ||
+      std::from_chars(dot + 1, end, has_minor).ec != std::errc())
+    return false;
+  return has_major > major || (has_major == major && has_minor >= minor);
+#else
+  (void)major;
+  (void)minor;
+  return false;
+#endif
+}
 
 std::string cpu_signature(bool from_c_library) {
 #if defined(__x86_64__) && defined(__linux__)

@@ -16,6 +16,18 @@ namespace tack::cpu {
 // cheap reading.
 std::string cpu_signature(bool from_c_library = true);
 
+// Whether the C library is glibc of at least this version (false for another C library).
+bool glibc_at_least(int major, int minor);
+
+// Whether this process's dynamic loader can map a kernel object that it has nothing to write in:
+// one whose dynamic section lies in a read-only segment. glibc reads such a section from 2.35 on;
+// older ones adjust its addresses in place and fault. The linker then makes a kernel without
+// outside calls one read-and-execute segment (shared_object_linker.hpp); part of the cache target,
+// since a machine with an older glibc may share the cache directory.
+inline bool loader_maps_read_only_objects() {
+  return glibc_at_least(2, 35);
+}
+
 // The target in LLVM's terms (Compiler::host), once per process: from the disk cache's record of
 // LLVM's answer for this CPU's signature, else asked of the compiler library and recorded for the
 // next process. Throws DeviceError when it must be asked and the compiler library is missing.

@@ -99,8 +99,9 @@ std::span<const Elf64_Phdr> mapped_headers(uintptr_t base) {
 
 // The code of an object dlopen mapped from the disk cache's file, when it was mapped by the
 // checked program headers and its code and read-only data are the checked bytes; nullopt when
-// they differ (the file changed in between). Its writable segment (Tack's objects have only the
-// dynamic section there) is not compared: the loader relocates it in place.
+// they differ (the file changed in between). A writable segment (only objects that call the C
+// library have one: its functions' addresses, and the dynamic section) is not compared: the
+// loader writes to it.
 std::optional<CheckedCode> checked_code(void* handle, std::string_view image) {
   std::optional<std::vector<Elf64_Phdr>> headers = program_headers(image);
   link_map* map = nullptr;
