@@ -1,6 +1,7 @@
 #include "lang/load.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -79,9 +80,10 @@ bool has_lone_carriage_return(std::string_view text) {
 }
 
 // The statements of a block whose lines are indented by `indent` characters, from the line at
-// `pos` (number `line`) to the first line indented less (or the end of the text).
+// `pos` (number `line`) to the first line indented less (or the end of the text); only the first
+// `count` of them, whose ends are then known without reading the rest of the block.
 std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, int line,
-                                           size_t indent) {
+                                           size_t indent, size_t count = SIZE_MAX) {
   std::vector<TopLevelStatement> out;
   if (has_lone_carriage_return(text)) return out;
   int depth = 0;           // open brackets
@@ -107,6 +109,7 @@ std::vector<TopLevelStatement> split_block(std::string_view text, size_t pos, in
           }
         } else {
           if (!out.empty()) out.back().end = pos;
+          if (out.size() == count) return out;
           out.push_back({pos, text.size(), line, name});
           decorated = rest[0] == '@';
         }
@@ -228,8 +231,10 @@ std::optional<std::string_view> statement_at(std::string_view text, int first_li
     if (pos == std::string_view::npos) return std::nullopt;
     ++pos;
   }
+  // One statement: a kernel's definition near the top of a long file is found without reading
+  // the rest of it.
   const std::vector<TopLevelStatement> block =
-      split_block(text, pos, first_line, indentation(text, pos).width);
+      split_block(text, pos, first_line, indentation(text, pos).width, 1);
   if (block.empty() || block.front().begin != pos) return std::nullopt;
   return text.substr(pos, block.front().end - pos);
 }

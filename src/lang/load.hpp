@@ -29,7 +29,8 @@ std::vector<TopLevelStatement> split_top_level(std::string_view text);
 
 // The text of the statement that starts at line `first_line` of `text`, at whatever indentation:
 // for a function, its decorators, definition and body (what Python's inspect.getsourcelines finds,
-// without tokenizing). nullopt when no statement starts there or the text cannot be split.
+// without tokenizing), read up to where the next statement begins. nullopt when no statement
+// starts there or it cannot be split (an unterminated string or bracket).
 std::optional<std::string_view> statement_at(std::string_view text, int first_line);
 
 // The module of `file`, resolved. Its imports, constants and other top-level statements are parsed

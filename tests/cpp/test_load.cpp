@@ -99,6 +99,23 @@ TEST(StatementAt, FindsADefinitionAtAnyIndentation) {
   EXPECT_EQ(at(40), "<none>");  // past the end
 }
 
+// A statement's text is read up to where the next one begins: what follows, even text that cannot
+// be split (an unterminated string), is not read, so that a kernel near the top of a long file
+// costs its own lines (Python's first call reads each kernel's definition this way).
+TEST(StatementAt, ReadsNoFurtherThanTheNextStatement) {
+  const std::string text =
+      "@tack.kernel\n"        // 1
+      "def k(out):\n"         // 2
+      "    out[0] = 1\n"      // 3
+      "x = 1\n"               // 4
+      "s = '''not closed\n";  // 5
+  EXPECT_EQ(statement_at(text, 1).value_or("<none>"),
+            "@tack.kernel\ndef k(out):\n    out[0] = 1\n");
+  EXPECT_EQ(statement_at(text, 4).value_or("<none>"), "x = 1\n");
+  EXPECT_FALSE(statement_at(text, 5).has_value());
+  EXPECT_TRUE(split_top_level(text).empty());
+}
+
 const std::string kTwoKernels =
     "import tack\n"
     "C = tack.constant(3)\n"
