@@ -90,10 +90,21 @@ std::shared_ptr<nb::object> shared_object(nb::object o) {
 }
 
 NameResolver name_resolver(nb::object resolver) {
+  // The names known to be bound to nothing (tack._kernel._make_resolver): a set the resolver
+  // keeps up to date as it hands over functions. They are answered without calling into Python,
+  // which costs microseconds a name at a first call (a kernel's locals, range, len...).
+  nb::object unbound = nb::getattr(resolver, "unbound", nb::none());
+  if (!PyAnySet_Check(unbound.ptr())) unbound = nb::none();
   // The core asks for names while it compiles, possibly on another thread and without the GIL.
-  return [r = shared_object(std::move(resolver))](const std::string& name) -> ExternalName {
+  return [r = shared_object(std::move(resolver)),
+          unbound = shared_object(std::move(unbound))](const std::string& name) -> ExternalName {
     nb::gil_scoped_acquire gil;
     try {
+      if (!unbound->is_none()) {
+        const int in = PySet_Contains(unbound->ptr(), nb::str(name.data(), name.size()).ptr());
+        if (in < 0) throw nb::python_error();
+        if (in == 1) return ExternalName{};
+      }
       nb::object found = (*r)(name);
       return found.is_none() ? ExternalName{} : nb::cast<ExternalName>(found);
     } catch (const nb::python_error& e) {

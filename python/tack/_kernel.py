@@ -290,20 +290,43 @@ def _lookup(fn, name):
     return value
 
 
+def _names(fn):
+    """The names fn's code mentions, and those of them that _lookup may find bound: in its
+    closure, its globals or the enclosing scope it was decorated in. Set operations, not a _lookup
+    per name."""
+    code = fn.__code__
+    mentioned = set(code.co_names).union(code.co_varnames)
+    bound = fn.__globals__.keys() & mentioned
+    bound.update(code.co_freevars)
+    scope = fn.__dict__.get("__tack_scope__")
+    if scope:
+        bound.update(scope.keys() & mentioned)
+    return mentioned, bound
+
+
 def _make_resolver(fn):
     # Device functions called by the kernel may come from other modules: their names are looked up
     # where they were defined when the kernel's own scope does not bind them.
     functions = [fn]
 
     def resolve(name):
+        known = len(functions)
         for f in functions:  # _describe may add to the list, but the loop ends there
             value = _lookup(f, name)
             if value is not _MISSING:
-                return _describe(value, functions)
+                described = _describe(value, functions)
+                for g in functions[known:]:  # a function handed over: what its module binds
+                    resolve.unbound -= _names(g)[1]
+                return described
         # Unknown: a local, a builtin of the language (len, min...) or an error. None, not an
         # ExternalName, since most names a kernel mentions are its locals and each asks once.
         return None
 
+    # Names the code mentions that nothing binds (its locals, range, len...): the core does not
+    # ask about these, since each call into Python costs microseconds at a first call. Not the
+    # names of decorators and annotations, which Python evaluates outside the function's code.
+    mentioned, bound = _names(fn)
+    resolve.unbound = mentioned - bound
     return resolve
 
 

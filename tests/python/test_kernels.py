@@ -420,3 +420,35 @@ def test_break_in_the_parallel_loop_is_rejected():
 
     with pytest.raises(tack.CompileError, match="use `continue`"):
         breaks(tack.zeros((4,)))
+
+
+OFFSET = tack.constant(2.0)
+
+
+def test_the_resolver_is_asked_only_about_names_something_binds(monkeypatch):
+    # Each question to Python's resolver costs microseconds at a first call: the kernel's locals
+    # and builtins (bound to nothing in its module) are answered without one; the decorator's
+    # name, which Python evaluates outside the function's code, and the module's constant are
+    # asked, and the kernel computes with them.
+    asked = []
+    lookup = tack._kernel._lookup
+
+    def counting(fn, name):
+        asked.append(name)
+        return lookup(fn, name)
+
+    monkeypatch.setattr(tack._kernel, "_lookup", counting)
+
+    @tack.kernel
+    def with_locals(x, out):
+        for i in range(x.shape[0]):
+            doubled = x[i] * 2.0
+            shifted = doubled + OFFSET
+            out[i] = shifted
+
+    x = np.arange(4, dtype=np.float64)
+    out = tack.empty((4,), dtype=tack.f64)
+    with_locals(tack.asarray(x), out)
+    np.testing.assert_array_equal(out.numpy(), x * 2 + 2)
+    assert "tack" in asked and "OFFSET" in asked
+    assert not {"i", "doubled", "shifted", "range"} & set(asked), asked
