@@ -60,7 +60,7 @@ CacheStats cache_stats() {
 }
 
 std::string cache_dir() {
-  return DiskCache::global().dir().string();
+  return DiskCache::global().dir();
 }
 bool cache_enabled() {
   return DiskCache::global().enabled();

@@ -115,6 +115,12 @@ DiskCacheLimits limits_from_environment() {
   return limits;
 }
 
+// `dir`/`name`, with one '/' between them.
+std::string joined(std::string dir, std::string_view name) {
+  if (!dir.ends_with('/')) dir += '/';
+  return dir.append(name);
+}
+
 std::string errno_or(int err, const char* otherwise) {
   return err != 0 ? errno_text(err) : std::string(otherwise);
 }
@@ -127,23 +133,25 @@ DiskCache& DiskCache::global() {
 }
 
 std::unique_ptr<DiskCache> DiskCache::from_environment() {
-  std::filesystem::path dir;
+  std::string dir;
   DiskCacheOptions options;
   options.warn = true;
   options.limits = limits_from_environment();
-  std::error_code ec;
   if (const char* env = nonempty_env("TACK_CACHE_DIR")) {
+    dir = env;
     // Absolute now, so that a later chdir() does not move the cache.
-    dir = std::filesystem::absolute(env, ec);
-    if (ec) dir = env;
-  } else if (const char* xdg = nonempty_env("XDG_CACHE_HOME");
-             xdg != nullptr && std::filesystem::path(xdg).is_absolute()) {
+    if (!dir.starts_with('/'))
+      if (char* cwd = ::getcwd(nullptr, 0)) {
+        dir = joined(cwd, dir);
+        std::free(cwd);
+      }
+  } else if (const char* xdg = nonempty_env("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
     // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
     options.private_root = xdg;
-    dir = options.private_root / "tack";
+    dir = joined(options.private_root, "tack");
   } else if (const char* home = nonempty_env("HOME")) {
-    options.private_root = std::filesystem::path(home) / ".cache";
-    dir = options.private_root / "tack";
+    options.private_root = joined(home, ".cache");
+    dir = joined(options.private_root, "tack");
   } else {
     options.enabled = false;
     options.disabled_reason =
@@ -156,7 +164,7 @@ std::unique_ptr<DiskCache> DiskCache::from_environment() {
   return std::make_unique<DiskCache>(std::move(dir), std::move(options));
 }
 
-DiskCache::DiskCache(std::filesystem::path dir, DiskCacheOptions options)
+DiskCache::DiskCache(std::string dir, DiskCacheOptions options)
     : dir_(std::move(dir)),
       private_root_(std::move(options.private_root)),
       limits_(options.limits),
@@ -252,9 +260,13 @@ void DiskCache::warn_once(const std::string& message) const {
   if (warn_ && !warned_.exchange(true)) fmt::print(stderr, "tack: warning: {}\n", message);
 }
 
-std::filesystem::path DiskCache::real_dir() const {
+std::string DiskCache::real_dir() const {
   std::lock_guard<std::mutex> lock(mu_);
   return real_dir_.empty() ? dir_ : real_dir_;
+}
+
+std::string DiskCache::path_of(const std::string& name) const {
+  return joined(real_dir(), name);
 }
 
 void DiskCache::remove_unusable(int dir_fd, const std::string& name, uint64_t dev, uint64_t ino) {
@@ -265,7 +277,7 @@ void DiskCache::remove_unusable(int dir_fd, const std::string& name, uint64_t de
     // By name, but inside the checked directory, which no one else can change; remove_all does
     // not follow the links it finds.
     std::error_code ec;
-    std::filesystem::remove_all(real_dir() / name, ec);
+    std::filesystem::remove_all(path_of(name), ec);
   } else {
     ::unlinkat(dir_fd, name.c_str(), 0);
   }
@@ -282,7 +294,7 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
     return std::nullopt;
   };
   if (dfd < 0) return miss();
-  const std::string shown = (real_dir() / name).string();
+  const std::string shown = path_of(name);
 
   // What was found at the entry's name and cannot be used: refused, or unusable; removed either
   // way, so that it is not tried again.
@@ -295,7 +307,7 @@ std::optional<std::string> DiskCache::load(std::string_view backend, std::string
           "refused cache entry {}: it {}, so its code may not be yours; removed it, the kernel is "
           "compiled again. Keep only your own files, writable by you alone, in {} (`chmod 600` "
           "your files there, remove other users' files, and `chmod 700` the directory)",
-          shown, problem, real_dir().string());
+          shown, problem, real_dir());
       record_error(message);
       warn_once(message);
     } else {
@@ -367,8 +379,8 @@ void DiskCache::store(std::string_view backend, std::string_view key, std::strin
 
   const auto fail = [&](const std::string& what, int err) {
     write_failures_.fetch_add(1, std::memory_order_relaxed);
-    record_error(fmt::format("cannot write cache entry {}: {}{}", (real_dir() / name).string(),
-                             what, err != 0 ? ": " + errno_text(err) : std::string()));
+    record_error(fmt::format("cannot write cache entry {}: {}{}", path_of(name), what,
+                             err != 0 ? ": " + errno_text(err) : std::string()));
   };
 
   const uint64_t bytes = artifact.size() + key.size() + kFooterBytes;
@@ -426,7 +438,7 @@ void DiskCache::store(std::string_view backend, std::string_view key, std::strin
   if (renamed != 0 && (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST)) {
     // A directory at the entry's name: it is in our own directory, so it goes.
     std::error_code ec;
-    std::filesystem::remove_all(real_dir() / name, ec);
+    std::filesystem::remove_all(path_of(name), ec);
     renamed = ::renameat(dfd, temp.c_str(), dfd, name.c_str());
   }
   if (renamed != 0) {
@@ -518,7 +530,7 @@ DiskCache::EntryLock DiskCache::lock(std::string_view backend, std::string_view 
   const int dfd = dir_fd();
   if (dfd < 0) return out;
   const std::string name = fmt::format(".{}{}", file_name(backend, key), kLockSuffix);
-  const auto shown = [&] { return (real_dir() / name).string(); };
+  const auto shown = [&] { return path_of(name); };
   using Clock = std::chrono::steady_clock;
   const auto deadline =
       Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -58,7 +58,7 @@ struct DiskCacheOptions {
   std::string disabled_reason = "disabled by the caller";  // when !enabled
   // The outermost directory that must be the user's own: the user's cache root ($XDG_CACHE_HOME,
   // ~/.cache) for the default directory. Empty: the cache directory itself (TACK_CACHE_DIR).
-  std::filesystem::path private_root;
+  std::string private_root;
   DiskCacheLimits limits;
   // Print one line on stderr when the cache turns itself off or refuses an entry (the process's
   // cache does; tests and tools read disabled_reason() and last_error() instead).
@@ -96,7 +96,7 @@ class DiskCache {
 
   // A cache in `dir`, which is created (0700) and checked on first use. A disabled cache misses
   // every load without counting and stores nothing.
-  explicit DiskCache(std::filesystem::path dir, DiskCacheOptions options = {});
+  explicit DiskCache(std::string dir, DiskCacheOptions options = {});
   ~DiskCache();
   DiskCache(const DiskCache&) = delete;
   DiskCache& operator=(const DiskCache&) = delete;
@@ -108,7 +108,7 @@ class DiskCache {
   std::string disabled_reason() const;
   // The last I/O failure or refusal (a store that could not write, an entry refused), or empty.
   std::string last_error() const;
-  const std::filesystem::path& dir() const { return dir_; }
+  const std::string& dir() const { return dir_; }
   const DiskCacheLimits& limits() const { return limits_; }
 
   // The artifact stored for (backend, key), or nullopt. An unusable entry is counted, removed and
@@ -179,25 +179,27 @@ class DiskCache {
   void disable(std::string reason) const;  // requires mu_
   void record_error(std::string message) const;
   void warn_once(const std::string& message) const;
-  std::filesystem::path real_dir() const;  // the checked directory's canonical path
+  std::string real_dir() const;                        // the checked directory's canonical path
+  std::string path_of(const std::string& name) const;  // an entry's path in it, for messages
   // Removes what is at `name` if it is still the file (dev, ino) that was found unusable, not a
   // fresh entry that another process renamed over it since.
   void remove_unusable(int dir_fd, const std::string& name, uint64_t dev, uint64_t ino);
   // Removes the least recently used entries, never `keep`, while they are over max_bytes.
   void evict(int dir_fd, const std::string& keep);
 
-  const std::filesystem::path dir_;
-  const std::filesystem::path private_root_;
+  // Strings, not std::filesystem: a first kernel call would run the C++ library's path code.
+  const std::string dir_;
+  const std::string private_root_;
   const DiskCacheLimits limits_;
   const bool warn_;
 
   mutable std::mutex mu_;
   mutable std::atomic<bool> enabled_;
-  mutable std::string disabled_reason_;     // guarded by mu_
-  mutable std::string last_error_;          // guarded by mu_
-  mutable bool checked_ = false;            // guarded by mu_; the directory was checked once
-  mutable int dir_fd_ = -1;                 // guarded by mu_; the checked directory, open
-  mutable std::filesystem::path real_dir_;  // guarded by mu_
+  mutable std::string disabled_reason_;  // guarded by mu_
+  mutable std::string last_error_;       // guarded by mu_
+  mutable bool checked_ = false;         // guarded by mu_; the directory was checked once
+  mutable int dir_fd_ = -1;              // guarded by mu_; the checked directory, open
+  mutable std::string real_dir_;         // guarded by mu_
   // The directory is on a local file system (on_local_file_system): load() gives its entries'
   // paths, for the CPU backend to dlopen them where they lie.
   mutable std::atomic<bool> local_{false};

@@ -9,10 +9,10 @@
 namespace tack {
 
 struct PrivateDir {
-  int fd = -1;                 // the directory, open (O_DIRECTORY | O_CLOEXEC); -1 on failure
-  std::filesystem::path real;  // its canonical path
-  std::string error;           // why it cannot be used, with what to change; empty on success
-  bool refused = false;        // it exists, but someone else could write it (vs. cannot create)
+  int fd = -1;           // the directory, open (O_DIRECTORY | O_CLOEXEC); -1 on failure
+  std::string real;      // its canonical path
+  std::string error;     // why it cannot be used, with what to change; empty on success
+  bool refused = false;  // it exists, but someone else could write it (vs. cannot create)
 };
 
 // Creates the missing directories of `dir` (mode 0700), then checks the canonical path from `/`
@@ -21,8 +21,7 @@ struct PrivateDir {
 // other user; every directory above must be owned by the user or root and writable only by them,
 // unless it is sticky (like /tmp, where no one can rename or remove another user's files).
 // Returns the directory open, checked to be the one that was inspected.
-PrivateDir open_private_dir(const std::filesystem::path& dir,
-                            const std::filesystem::path& private_root);
+PrivateDir open_private_dir(const std::string& dir, const std::string& private_root);
 
 // What is wrong with a file (or whatever is at an entry's name) described by `st`, as something
 // this user's process may read and run: a link, not a regular file, another owner, writable by a

@@ -353,7 +353,7 @@ int cmd_cache(const std::string& action) {
   if (action == "ls") {
     const auto entries = cache.list();
     if (entries.empty()) {
-      fmt::print("the cache in {} is empty\n", cache.dir().string());
+      fmt::print("the cache in {} is empty\n", cache.dir());
       return 0;
     }
     fmt::print("{:<20} {:<40} {:<10} {:>9} {:>6}  {}\n", "kernel", "argument types", "backend",
@@ -370,7 +370,7 @@ int cmd_cache(const std::string& action) {
     const bool on = cache.enabled();
     const auto entries = cache.list();
     const tack::DiskCacheLimits& limits = cache.limits();
-    fmt::print("directory: {}\n", cache.dir().string());
+    fmt::print("directory: {}\n", cache.dir());
     fmt::print("enabled: {}\n", on ? "yes" : "no (" + cache.disabled_reason() + ")");
     fmt::print("entries: {}\nbytes: {}\n", entries.size(), cache.total_bytes());
     fmt::print("limit: {} bytes (TACK_CACHE_MAX_BYTES), {} bytes per entry\n", limits.max_bytes,
@@ -385,7 +385,7 @@ int cmd_cache(const std::string& action) {
   const tack::CacheClearReport r = cache.clear();
   fmt::print("removed {} entr{} ({} bytes) and {} leftover file{} from {}\n", r.entries,
              r.entries == 1 ? "y" : "ies", r.bytes, r.leftovers, r.leftovers == 1 ? "" : "s",
-             cache.dir().string());
+             cache.dir());
   if (r.failures > 0) {
     fmt::print(stderr, "tack: could not remove {} file{}: {}\n", r.failures,
                r.failures == 1 ? "" : "s", r.first_error);
