@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <string_view>
 #include <system_error>
@@ -17,8 +16,6 @@
 
 namespace tack {
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string errno_text(int err) {
   return std::error_code(err, std::generic_category()).message();

@@ -124,7 +124,7 @@ std::string link_shared_object(const std::string& object) {
     // loader maps it once and changes no protection afterwards. In a process with threads each
     // change of a mapping's protection (a writable segment mapped over the reserved range, its
     // RELRO part made read-only) waits for the other CPUs to flush their TLBs, which a virtual
-    // machine makes slow: dlopen took 60-75 us from Python with NumPy loaded, 16-25 us so.
+    // machine makes slow: dlopen took 58-82 us from Python with NumPy loaded, 15-26 us so.
     args.insert(args.end(), {"-z", "norelro", "-z", "rodynamic", "--no-rosegment"});
   } else {
     args.insert(args.end(), {"-z", "relro"});
