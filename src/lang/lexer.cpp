@@ -67,16 +67,16 @@ std::string_view operator_at(std::string_view rest) {
 constexpr size_t kMaxIndentLevels = 100;
 constexpr size_t kMaxBracketDepth = 200;
 
+bool is_dec(char c) {
+  return c >= '0' && c <= '9';
+}
 // ASCII letters by their codes: std::isalpha is a call into the C library's locale tables for
 // every character of every name, and each byte above 0x7F is taken anyway (part of a UTF-8 name).
 bool is_ident_start(unsigned char c) {
   return static_cast<unsigned char>((c | 0x20) - 'a') < 26 || c == '_' || c >= 0x80;
 }
 bool is_ident_char(unsigned char c) {
-  return is_ident_start(c) || (c >= '0' && c <= '9');
-}
-bool is_dec(char c) {
-  return c >= '0' && c <= '9';
+  return is_ident_start(c) || is_dec(static_cast<char>(c));
 }
 bool is_hex(char c) {
   return std::isxdigit(static_cast<unsigned char>(c)) != 0;

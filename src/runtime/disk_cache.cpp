@@ -116,12 +116,6 @@ DiskCacheLimits limits_from_environment() {
   return limits;
 }
 
-// `dir`/`name`, with one '/' between them.
-std::string joined(std::string dir, std::string_view name) {
-  if (!dir.ends_with('/')) dir += '/';
-  return dir.append(name);
-}
-
 std::string errno_or(int err, const char* otherwise) {
   return err != 0 ? errno_text(err) : std::string(otherwise);
 }
@@ -139,20 +133,15 @@ std::unique_ptr<DiskCache> DiskCache::from_environment() {
   options.warn = true;
   options.limits = limits_from_environment();
   if (const char* env = nonempty_env("TACK_CACHE_DIR")) {
-    dir = env;
     // Absolute now, so that a later chdir() does not move the cache.
-    if (!dir.starts_with('/'))
-      if (char* cwd = ::getcwd(nullptr, 0)) {
-        dir = joined(cwd, dir);
-        std::free(cwd);
-      }
+    dir = absolute_path(env).value_or(env);
   } else if (const char* xdg = nonempty_env("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
     // The XDG spec says a relative XDG_CACHE_HOME is invalid and must be ignored.
     options.private_root = xdg;
-    dir = joined(options.private_root, "tack");
+    dir = joined_path(options.private_root, "tack");
   } else if (const char* home = nonempty_env("HOME")) {
-    options.private_root = joined(home, ".cache");
-    dir = joined(options.private_root, "tack");
+    options.private_root = joined_path(home, ".cache");
+    dir = joined_path(options.private_root, "tack");
   } else {
     options.enabled = false;
     options.disabled_reason =
@@ -267,7 +256,7 @@ std::string DiskCache::real_dir() const {
 }
 
 std::string DiskCache::path_of(const std::string& name) const {
-  return joined(real_dir(), name);
+  return joined_path(real_dir(), name);
 }
 
 void DiskCache::remove_unusable(int dir_fd, const std::string& name, uint64_t dev, uint64_t ino) {

@@ -132,20 +132,30 @@ std::string file_problem(const struct stat& st, unsigned long long max_bytes, bo
   return "";
 }
 
+std::string joined_path(std::string dir, std::string_view name) {
+  if (!dir.ends_with('/')) dir += '/';
+  return dir.append(name);
+}
+
+std::optional<std::string> absolute_path(const std::string& path) {
+  if (path.starts_with('/')) return path;
+  char* cwd = ::getcwd(nullptr, 0);
+  if (cwd == nullptr) return std::nullopt;
+  std::string out = path.empty() ? std::string(cwd) : joined_path(cwd, path);
+  std::free(cwd);
+  return out;
+}
+
 // Plain strings and system calls rather than std::filesystem: this runs at each process's first
 // kernel call, where the first use of the C++ library's path code cost about 0.05 ms.
 PrivateDir open_private_dir(const std::string& dir, const std::string& private_root) {
   PrivateDir out;
-  std::string absolute = dir;
-  if (!absolute.starts_with('/')) {
-    char* cwd = ::getcwd(nullptr, 0);
-    if (cwd == nullptr) {
-      out.error = fmt::format("cannot use the cache directory {}: {}", absolute, errno_text(errno));
-      return out;
-    }
-    absolute = std::string(cwd) + (absolute.empty() ? "" : "/" + absolute);
-    std::free(cwd);
+  const std::optional<std::string> made_absolute = absolute_path(dir);
+  if (!made_absolute) {
+    out.error = fmt::format("cannot use the cache directory {}: {}", dir, errno_text(errno));
+    return out;
   }
+  const std::string& absolute = *made_absolute;
   out.real = canonical(absolute);
   if (out.real.empty() && errno == ENOENT) {
     // Each missing directory, from the top.

@@ -3,7 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace tack {
 
@@ -36,5 +38,14 @@ bool on_local_file_system(int fd);
 
 // The user's name for `uid` ("uid 1000" when it has none).
 std::string user_name(uid_t uid);
+
+// `dir`/`name`, with one '/' between them. Paths here are strings, not std::filesystem's: they
+// are made at each process's first kernel call, where the C++ library's path code would run for
+// the first time.
+std::string joined_path(std::string dir, std::string_view name);
+
+// `path` made absolute against the working directory (unchanged when it is absolute already), or
+// nullopt with errno set when the working directory cannot be read.
+std::optional<std::string> absolute_path(const std::string& path);
 
 }  // namespace tack
