@@ -205,6 +205,50 @@ TEST_F(CacheSafety, TheUsersCacheRootMustBeTheirOwn) {
   }
 }
 
+// The checks apply where the path leads: a cache directory named through a link or with ".."
+// is checked and reported by its canonical path (the directory code resolves a path only when
+// the walk that checks it meets something other than a directory).
+TEST_F(CacheSafety, ThePathIsCheckedWhereItLeads) {
+  const fs::path real = root_ / "real" / "cache";
+  fs::create_directories(real);
+  fs::create_directory_symlink(root_ / "real", root_ / "link");
+  for (const fs::path& spelled :
+       {root_ / "link" / "cache", root_ / "real" / ".." / "real" / "cache",
+        fs::path(real.string() + "/")}) {
+    SCOPED_TRACE(spelled);
+    const std::string key = kKey + spelled.string();
+    DiskCache cache(spelled);
+    EXPECT_TRUE(cache.enabled()) << cache.disabled_reason();
+    cache.store("cpu", key, kArtifact);
+    EXPECT_TRUE(fs::exists(real / DiskCache::file_name("cpu", key)));
+    EXPECT_EQ(DiskCache(real).load("cpu", key), kArtifact);
+  }
+
+  // A private-looking path through a link into a directory others can write is refused.
+  const fs::path shared = root_ / "shared";
+  fs::create_directories(shared / "cache");
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  fs::create_directory_symlink(shared, root_ / "mine");
+  DiskCache through_link(root_ / "mine" / "cache");
+  EXPECT_FALSE(through_link.enabled());
+  EXPECT_NE(through_link.disabled_reason().find(shared.string() + ", a parent of the cache"),
+            std::string::npos)
+      << through_link.disabled_reason();
+
+  // So is a cache root reached through a link, by what it links to.
+  const fs::path dot_cache = root_ / "dot-cache";
+  fs::create_directories(dot_cache / "tack");
+  ASSERT_EQ(::chmod(dot_cache.c_str(), 01777), 0);
+  fs::create_directory_symlink(dot_cache, root_ / "cache-root");
+  DiskCacheOptions options;
+  options.private_root = root_ / "cache-root";
+  DiskCache under_root(root_ / "cache-root" / "tack", options);
+  EXPECT_FALSE(under_root.enabled());
+  EXPECT_NE(under_root.disabled_reason().find(dot_cache.string() + " (mode 1777)"),
+            std::string::npos)
+      << under_root.disabled_reason();
+}
+
 TEST_F(CacheSafety, AnUnusableDirectoryIsReportedOff) {
   fs::create_directories(dir_);
   ASSERT_EQ(::chmod(dir_.c_str(), 0), 0);

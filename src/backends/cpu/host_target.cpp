@@ -61,17 +61,24 @@ GlibcLeafFn glibc_leaves() {
   return glibc_at_least(2, 36) ? __x86_get_cpuid_feature_leaf : nullptr;
 }
 
-// The words LLVM's host detection reads (llvm::sys::getHostCPUName and getHostCPUFeatures): the
-// vendor and highest leaf (0), family and model and features (1), the feature leaves 7, 7.1, 0xd.1,
-// 0x14, 0x19, 0x24 (AVX10) and 0x80000001, 0x80000008, and XCR0, the state the OS saves. Not leaf
-// 1's EBX, which holds the APIC ID of whichever core ran the read.
+// The words that decide what LLVM's host detection answers (llvm::sys::getHostCPUName and
+// getHostCPUFeatures): family, model and features (1), the feature leaves 7, 7.1, 0xd.1, 0x14,
+// 0x19, 0x24 (AVX10) and 0x80000001, 0x80000008, and XCR0, the state the OS saves. Not leaf 1's
+// EBX, which holds the APIC ID of whichever core ran the read. Not the vendor (leaf 0) either,
+// which glibc does not record: reading it takes a cpuid instruction, which traps in a virtual
+// machine (12-29 us a process on the KVM guest measured), and it only picks which of LLVM's tables
+// names the CPU, which sets how code is scheduled. The instructions LLVM may use follow from the
+// feature words alone (the compiler library passes every feature on or off explicitly,
+// cpu_compiler.cpp), so two CPUs that differed in nothing else would share code correct on both.
+// Leaf 0x24, which glibc does not record either, does change the features: it is read on the CPUs
+// that have it, with one trap.
 std::string x86_signature(bool use_glibc) {
-  unsigned max_basic = 0, b = 0, c = 0, d = 0;
-  __cpuid(0, max_basic, b, c, d);
-  std::string sig = fmt::format("x86 {:x} {:08x}{:08x}{:08x}", max_basic, b, d, c);
   const GlibcLeafFn glibc = use_glibc ? glibc_leaves() : nullptr;
-  unsigned max_extended = 0;
-  if (!glibc) __cpuid(0x80000000, max_extended, b, c, d);
+  unsigned max_basic = 0, max_extended = 0, b = 0, c = 0, d = 0;
+  if (!glibc) {
+    __cpuid(0, max_basic, b, c, d);
+    __cpuid(0x80000000, max_extended, b, c, d);
+  }
   // A leaf the CPU does not have reads as zeros, as glibc leaves it.
   const auto leaf = [&](unsigned n, unsigned sub, GlibcIndex index) {
     Leaf l;
@@ -79,7 +86,7 @@ std::string x86_signature(bool use_glibc) {
       const auto* g = static_cast<const GlibcLeaf*>(glibc(index));
       return Leaf{g->cpuid[0], g->cpuid[1], g->cpuid[2], g->cpuid[3]};
     }
-    if (n <= (n >= 0x80000000 ? max_extended : max_basic))
+    if (glibc || n <= (n >= 0x80000000 ? max_extended : max_basic))
       __cpuid_count(n, sub, l.eax, l.ebx, l.ecx, l.edx);
     return l;
   };
@@ -88,16 +95,16 @@ std::string x86_signature(bool use_glibc) {
   const Leaf l19 = leaf(0x19, 0, kIndex19);
   const Leaf e1 = leaf(0x80000001, 0, kIndex80000001), e8 = leaf(0x80000008, 0, kIndex80000008);
   const bool avx10 = (l7_1.edx >> 19) & 1;
+  // A CPU with AVX10 has leaf 0x24 (Intel's AVX10 specification), which glibc does not record.
   const Leaf l24 = avx10 ? leaf(0x24, 0, kNoIndex) : Leaf{};
   unsigned xcr0_lo = 0, xcr0_hi = 0;
   if ((l1.ecx >> 27) & 1)  // OSXSAVE: the OS set XCR0 up
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  sig += fmt::format(
-      " 1:{:08x}.{:08x}.{:08x} 7:{:08x}.{:08x}.{:08x}.{:08x} 7.1:{:08x}.{:08x}.{:08x}.{:08x} "
+  return fmt::format(
+      "x86 1:{:08x}.{:08x}.{:08x} 7:{:08x}.{:08x}.{:08x}.{:08x} 7.1:{:08x}.{:08x}.{:08x}.{:08x} "
       "d.1:{:08x} 14:{:08x} 19:{:08x} 24:{:08x} e1:{:08x}.{:08x} e8:{:08x} xcr0:{:08x}{:08x}",
       l1.eax, l1.ecx, l1.edx, l7.eax, l7.ebx, l7.ecx, l7.edx, l7_1.eax, l7_1.ebx, l7_1.ecx,
       l7_1.edx, ld_1.eax, l14.ebx, l19.ebx, l24.ebx, e1.ecx, e1.edx, e8.ebx, xcr0_hi, xcr0_lo);
-  return sig;
 }
 
 #endif

@@ -8,12 +8,13 @@
 
 namespace tack::cpu {
 
-// What identifies this CPU to LLVM's host detection: the cpuid words it reads (vendor and
-// family/model, the feature leaves) and the XCR0 register, as text; equal signatures get equal
-// answers from LLVM. `from_c_library`: from what the C library read at start-up where it says
-// (glibc 2.36 or later), since each cpuid instruction traps in a virtual machine (about 10 us);
-// false executes one for every leaf. Empty on a CPU that is not x86-64, where there is no such
-// cheap reading.
+// What decides LLVM's answer about this CPU: the cpuid words that give its family, model and
+// features, and the XCR0 register, as text (host_target.cpp says which, and why not the vendor).
+// CPUs with equal signatures allow the same instructions, and get the same answer from LLVM unless
+// their vendors differ (then only the CPU's name may). From what the C library read at start-up
+// where it says (glibc 2.36 or later), executing no cpuid instruction, since each one traps in a
+// virtual machine (10-30 us); `from_c_library` false executes one for every leaf. Empty on a CPU
+// that is not x86-64, where there is no such cheap reading.
 std::string cpu_signature(bool from_c_library = true);
 
 // Whether the C library is glibc of at least this version (false for another C library).
