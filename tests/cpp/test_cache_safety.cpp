@@ -205,9 +205,8 @@ TEST_F(CacheSafety, TheUsersCacheRootMustBeTheirOwn) {
   }
 }
 
-// The checks apply where the path leads: a cache directory named through a link or with ".."
-// is checked and reported by its canonical path (the directory code resolves a path only when
-// the walk that checks it meets something other than a directory).
+// The checks apply where the path leads: a cache directory named through a link, with ".." or
+// with a '/' at the end is checked, used and reported by its canonical path.
 TEST_F(CacheSafety, ThePathIsCheckedWhereItLeads) {
   const fs::path real = root_ / "real" / "cache";
   fs::create_directories(real);

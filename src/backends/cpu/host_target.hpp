@@ -12,9 +12,10 @@ namespace tack::cpu {
 // features, and the XCR0 register, as text (host_target.cpp says which, and why not the vendor).
 // CPUs with equal signatures allow the same instructions, and get the same answer from LLVM unless
 // their vendors differ (then only the CPU's name may). From what the C library read at start-up
-// where it says (glibc 2.36 or later), executing no cpuid instruction, since each one traps in a
-// virtual machine (10-30 us); `from_c_library` false executes one for every leaf. Empty on a CPU
-// that is not x86-64, where there is no such cheap reading.
+// where it says (glibc 2.36 or later), executing no cpuid instruction but for AVX10's leaf 0x24,
+// since each one traps in a virtual machine (12-29 us a process on the KVM guest measured);
+// `from_c_library` false executes one for every leaf. Empty on a CPU that is not x86-64, where
+// there is no such cheap reading.
 std::string cpu_signature(bool from_c_library = true);
 
 // Whether the C library is glibc of at least this version (false for another C library).
