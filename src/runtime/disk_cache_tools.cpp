@@ -14,6 +14,7 @@
 
 #include "runtime/cache_file.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/private_dir.hpp"
 
 namespace tack {
 
@@ -24,8 +25,7 @@ std::vector<CacheEntryInfo> DiskCache::list() const {
   if (dir_.empty()) return entries;
   for_each_name(-1, dir_, [&](const std::string& name) {
     if (!is_entry_name(name)) return;
-    if (auto info = describe_entry(std::filesystem::path(dir_) / name))
-      entries.push_back(std::move(*info));
+    if (auto info = describe_entry(joined_path(dir_, name))) entries.push_back(std::move(*info));
   });
   std::sort(entries.begin(), entries.end(), [](const CacheEntryInfo& a, const CacheEntryInfo& b) {
     return a.mtime != b.mtime ? a.mtime > b.mtime : a.file < b.file;
@@ -38,7 +38,7 @@ uint64_t DiskCache::total_bytes() const {
   if (dir_.empty()) return total;
   for_each_name(-1, dir_, [&](const std::string& name) {
     struct stat st;
-    if (is_entry_name(name) && ::lstat((std::filesystem::path(dir_) / name).c_str(), &st) == 0 &&
+    if (is_entry_name(name) && ::lstat(joined_path(dir_, name).c_str(), &st) == 0 &&
         S_ISREG(st.st_mode)) {
       total += static_cast<uint64_t>(st.st_size);
     }
@@ -50,7 +50,7 @@ size_t DiskCache::unusable_entries() const {
   size_t count = 0;
   if (dir_.empty()) return count;
   for_each_name(-1, dir_, [&](const std::string& name) {
-    if (is_entry_name(name) && !describe_entry(std::filesystem::path(dir_) / name)) ++count;
+    if (is_entry_name(name) && !describe_entry(joined_path(dir_, name))) ++count;
   });
   return count;
 }
@@ -63,7 +63,7 @@ CacheClearReport DiskCache::clear() {
   // Collected first: removing while iterating a directory may skip or repeat names.
   for_each_name(-1, dir_, [&](const std::string& name) { names.push_back(name); });
   for (const std::string& name : names) {
-    const std::filesystem::path path = std::filesystem::path(dir_) / name;
+    const std::string path = joined_path(dir_, name);
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) continue;
     int err = 0;
@@ -99,7 +99,7 @@ CacheClearReport DiskCache::clear() {
     }
     if (err != 0) {
       if (report.failures++ == 0) {
-        report.first_error = fmt::format("cannot remove {}: {}", path.string(), errno_text(err));
+        report.first_error = fmt::format("cannot remove {}: {}", path, errno_text(err));
       }
     }
   }
