@@ -34,6 +34,8 @@ struct CacheStats {
   uint64_t disk_evictions = 0;      // entries removed to keep the cache under its size limit
   uint64_t disk_lock_waits = 0;     // first calls that waited for another process's compile
   uint64_t disk_lock_timeouts = 0;  // ... and stopped waiting, to compile here
+  uint64_t front_end_runs = 0;      // variants parsed and specialized by the front end
+  uint64_t front_end_records = 0;   // variants whose front end's work a disk-cache record spared
 };
 CacheStats cache_stats();
 // The disk cache's directory (TACK_CACHE_DIR, else the user cache directory).

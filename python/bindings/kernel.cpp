@@ -17,6 +17,7 @@
 #include "ext.hpp"
 #include "lang/load.hpp"
 #include "runtime/cache_file.hpp"
+#include "runtime/module_state.hpp"
 
 namespace tack::python {
 namespace {
@@ -122,8 +123,12 @@ const Kernel& ensure(KernelObject& k) {
   auto source = nb::cast<std::string>(r[0]);
   auto filename = nb::cast<std::string>(r[1]);
   int first_line = nb::cast<int>(r[2]);
-  Module m = Module::from_function(source, filename, first_line, name_resolver(nb::borrow(r[3])));
-  Kernel built = m.kernel(k.name);
+  // Parsed and resolved at the first call only where the disk cache holds no front-end record of
+  // it (runtime/front_end_record.hpp), so its errors are raised there.
+  Kernel built = detail::make_kernel(
+      std::make_shared<const detail::ModuleSource>(
+          detail::function_source(source, filename, first_line), name_resolver(nb::borrow(r[3]))),
+      k.name, /*check_now=*/false);
   // The builder ran Python code, so another thread may have built the kernel meanwhile and be
   // calling it without the GIL: keep the first one. (Nothing below releases the GIL.)
   if (!k.kernel) k.kernel = std::move(built);
@@ -417,8 +422,7 @@ void bind_kernel(nb::module_& m) {
             return out;
           },
           "The variants specialized so far (a list of tack.KernelVariant), one per argument "
-          "types and device.")
-      .def("_build", [](KernelObject& k) { ensure(k); });
+          "types and device.");
 }
 
 }  // namespace tack::python

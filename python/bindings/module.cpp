@@ -469,6 +469,8 @@ void bind_module(nb::module_& m) {
       {"disk_evictions", &CacheStats::disk_evictions},
       {"disk_lock_waits", &CacheStats::disk_lock_waits},
       {"disk_lock_timeouts", &CacheStats::disk_lock_timeouts},
+      {"front_end_runs", &CacheStats::front_end_runs},
+      {"front_end_records", &CacheStats::front_end_records},
   };
   auto cache_stats_class = nb::class_<CacheStats>(
       m, "CacheStats", "This process's counters of compilation and cache use.");

@@ -56,6 +56,8 @@ CacheStats cache_stats() {
   out.disk_evictions = disk.evictions;
   out.disk_lock_waits = disk.lock_waits;
   out.disk_lock_timeouts = disk.lock_timeouts;
+  out.front_end_runs = s.front_end_runs;
+  out.front_end_records = s.front_end_records;
   return out;
 }
 

@@ -21,6 +21,7 @@
 #include "lang/resolve.hpp"
 #include "runtime/arguments.hpp"
 #include "runtime/compile_once.hpp"
+#include "runtime/front_end_record.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/launch_bounds.hpp"
 #include "runtime/log.hpp"
@@ -62,7 +63,7 @@ struct Variant {
 };
 
 struct KernelState {
-  std::shared_ptr<const lang::ResolvedModule> module;
+  std::shared_ptr<const ModuleSource> source;
   std::string name;
   std::mutex mutex;
   std::unordered_map<std::string, std::unique_ptr<Variant>> variants;
@@ -140,7 +141,8 @@ std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
 
 namespace {
 
-// Builds a variant: checks the dtypes against the backend, specializes, adds debug checks.
+// Builds a variant: checks the dtypes against the backend, specializes (or reads the front end's
+// record), adds debug checks.
 std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c) {
   Backend* backend = c.device.impl();
   const BackendInfo& info = backend->info();
@@ -163,20 +165,34 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   rules.supports_workgroups = info.supports_workgroups;
   rules.hardware_textures = info.supports_hardware_textures;
   rules.atomic_dtypes = info.supported_atomic_dtypes;
-  auto v = std::make_unique<Variant>();
-  v->ir = sema::specialize(*ks.module, ks.name, c.types, rules);
-  v->types = c.types;
-  if (debug()) {
-    ir::insert_bounds_checks(v->ir);
-    ir::verify(v->ir, "bounds checks");
+  const bool debug_checks = debug();
+  const std::string record_key =
+      front_end_record_key(*ks.source, ks.name, c.types, rules, debug_checks);
+  std::optional<FrontEndResult> front_end;
+  if (!record_key.empty()) front_end = load_front_end_record(record_key, *ks.source);
+  if (front_end) {
+    stats().front_end_records++;
+  } else {
+    stats().front_end_runs++;
+    front_end.emplace();
+    front_end->ir = sema::specialize(*ks.source->module(), ks.name, c.types, rules);
+    if (debug_checks) {
+      ir::insert_bounds_checks(front_end->ir);
+      ir::verify(front_end->ir, "bounds checks");
+    }
+    // Printed once for every build's key, not again at each compile or cache lookup.
+    front_end->printed_ir = ir::print(front_end->ir, {.locations = front_end->ir.debug});
+    if (!record_key.empty()) store_front_end_record(record_key, *ks.source, *front_end);
   }
+  auto v = std::make_unique<Variant>();
+  v->ir = std::move(front_end->ir);
+  v->printed_ir = std::move(front_end->printed_ir);
+  v->types = c.types;
   v->index_check = IndexRangeCheck(ir::prove_index_ranges(v->ir));
   v->backend = backend;
   v->device = c.device.index();
-  v->column_offset = ks.module->source().column_offset();
+  v->column_offset = ks.source->file().column_offset();
   v->target = backend->cache_target(c.device.index());
-  // Printed once for every build's key, not again at each compile or cache lookup.
-  v->printed_ir = ir::print(v->ir, {.locations = v->ir.debug});
   return v;
 }
 
@@ -296,11 +312,11 @@ void launch_queued(Variant& v, LoadedCode& code, LaunchArgs& launch, std::span<c
 
 // ---- Kernel ----
 
-Kernel detail::make_kernel(std::shared_ptr<const lang::ResolvedModule> module,
-                           const std::string& name) {
-  module->kernel(name);  // throws when there is no such kernel
+Kernel detail::make_kernel(std::shared_ptr<const ModuleSource> source, const std::string& name,
+                           bool check_now) {
+  if (check_now) source->module()->kernel(name);  // throws when there is no such kernel
   auto ks = std::make_shared<detail::KernelState>();
-  ks->module = std::move(module);
+  ks->source = std::move(source);
   ks->name = name;
   std::lock_guard lock(detail::g_kernels_mutex);
   detail::all_kernels().push_back(ks);
@@ -553,7 +569,7 @@ std::string Kernel::inspect(std::span<const Arg> args, InspectMode mode,
                     "mode='source' shows the generated source without one",
                     state_->name, backend));
   // As the backend would specialize it, without its device: sema, debug checks, the generator.
-  ir::Kernel k = sema::specialize(*state_->module, state_->name, c.types,
+  ir::Kernel k = sema::specialize(*state_->source->module(), state_->name, c.types,
                                   {"the " + backend + " backend", true});
   if (debug()) ir::insert_bounds_checks(k);
   if (mode == InspectMode::IR) return ir::print(k);

@@ -21,51 +21,9 @@ Module Module::from_source(const std::string& source, const std::string& filenam
   Module m;
   m.state_ = std::make_shared<detail::ModuleState>();
   // Its functions are parsed when a kernel first reaches them (lang/load.hpp).
-  m.state_->module = lang::load_module(file);
+  m.state_->source = std::make_shared<const detail::ModuleSource>(file, lang::load_module(file));
   return m;
 }
-
-namespace {
-
-// Removes the indentation common to every non-blank line (a method or a nested definition), and
-// returns how much was removed.
-int dedent(std::string& text) {
-  int common = -1;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t first = text.find_first_not_of(" \t\r", pos);
-    if (first < end && text[first] != '#') {
-      int indent = static_cast<int>(first - pos);
-      common = common < 0 ? indent : std::min(common, indent);
-    }
-    pos = end + 1;
-  }
-  if (common <= 0) return 0;
-  std::string out;
-  pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t drop = std::min<size_t>(common, end - pos);
-    out.append(text, pos + drop, end - pos - drop);
-    if (end < text.size()) out += '\n';
-    pos = end + 1;
-  }
-  text = std::move(out);
-  return common;
-}
-
-// The definition's text placed at its line in the file, so that positions need no translation.
-std::shared_ptr<const SourceFile> function_source(std::string source, const std::string& filename,
-                                                  int first_line) {
-  int removed = dedent(source);
-  source.insert(0, static_cast<size_t>(std::max(first_line - 1, 0)), '\n');
-  return std::make_shared<const SourceFile>(filename, std::move(source), removed);
-}
-
-}  // namespace
 
 lang::Constant detail::to_constant(const ExternalName& n, const std::string& name) {
   auto scalar = [&](const ExternalName& n) {
@@ -90,58 +48,13 @@ lang::Constant detail::to_constant(const ExternalName& n, const std::string& nam
   return c;
 }
 
-namespace {
-
-lang::ExternalSymbol to_external(const ExternalName& n) {
-  lang::ExternalSymbol x;
-  using K = ExternalName::Kind;
-  using SK = lang::Symbol::Kind;
-  switch (n.kind) {
-    case K::Unknown:
-      x.symbol.kind = SK::Unknown;
-      break;
-    case K::HostValue:
-      x.symbol.kind = SK::HostValue;
-      break;
-    case K::TackModule:
-      x.symbol.kind = SK::TackModule;
-      break;
-    case K::MathModule:
-      x.symbol.kind = SK::MathModule;
-      break;
-    case K::TackMember:
-      x.symbol.kind = SK::TackMember;
-      x.symbol.member = n.member;
-      break;
-    case K::ForeignModule:
-      x.symbol.kind = SK::ForeignModule;
-      x.symbol.member = n.member;
-      break;
-    case K::Constant:
-      x.symbol.kind = SK::Constant;
-      x.constant = detail::to_constant(n, "");
-      break;
-    case K::Function:
-      x.symbol.kind = SK::Function;
-      x.function_module = std::make_unique<ast::Module>(
-          lang::parse_module(function_source(n.source, n.filename, n.first_line)));
-      break;
-  }
-  return x;
-}
-
-}  // namespace
-
 Module Module::from_function(const std::string& source, const std::string& filename, int first_line,
                              NameResolver resolve) {
-  auto file = function_source(source, filename, first_line);
-  lang::ExternalResolver external = [resolve = std::move(resolve)](const std::string& name) {
-    return to_external(resolve(name));
-  };
   Module m;
   m.state_ = std::make_shared<detail::ModuleState>();
-  m.state_->module =
-      std::make_shared<const lang::ResolvedModule>(lang::parse_module(file), std::move(external));
+  m.state_->source = std::make_shared<const detail::ModuleSource>(
+      detail::function_source(source, filename, first_line), std::move(resolve));
+  m.state_->module();  // its errors surface here
   return m;
 }
 
@@ -154,27 +67,28 @@ Module Module::from_file(const std::string& path) {
 }
 
 Kernel Module::kernel(const std::string& name) const {
-  return detail::make_kernel(state_->module, name);
+  return detail::make_kernel(state_->source, name);
 }
 
 std::vector<std::string> Module::kernel_names() const {
-  return state_->module->kernel_names();
+  return state_->module()->kernel_names();
 }
 
 // ---- device classes ----
 
 Class Module::device_class(const std::string& name) const {
-  const lang::DeviceClass* c = state_->module->device_class(name);
+  std::shared_ptr<const lang::ResolvedModule> module = state_->module();
+  const lang::DeviceClass* c = module->device_class(name);
   if (!c) {
     std::string known;
-    for (const auto& n : state_->module->class_names()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : module->class_names()) known += (known.empty() ? "" : ", ") + n;
     throw TypeError(
         fmt::format("{} has no device class named '{}' (its @tack.data_oriented "
                     "classes: {})",
-                    state_->module->source().name(), name, known.empty() ? "none" : known));
+                    module->source().name(), name, known.empty() ? "none" : known));
   }
   auto state = std::make_shared<detail::ClassState>();
-  state->cls = std::shared_ptr<const lang::DeviceClass>(state_->module, c);  // keeps the module
+  state->cls = std::shared_ptr<const lang::DeviceClass>(module, c);  // keeps the module
   return Class(std::move(state));
 }
 
@@ -184,20 +98,20 @@ Object Module::object(const std::string& cls,
 }
 
 std::vector<std::string> Module::class_names() const {
-  return state_->module->class_names();
+  return state_->module()->class_names();
 }
 
 Function Module::function(const std::string& name) const {
-  const ast::FunctionDef* f = state_->module->function(name);
-  if (!f || state_->module->kind_of(*f) != lang::FunctionKind::Func) {
+  std::shared_ptr<const lang::ResolvedModule> module = state_->module();
+  const ast::FunctionDef* f = module->function(name);
+  if (!f || module->kind_of(*f) != lang::FunctionKind::Func) {
     std::string known;
-    for (const auto& n : state_->module->func_names()) known += (known.empty() ? "" : ", ") + n;
+    for (const auto& n : module->func_names()) known += (known.empty() ? "" : ", ") + n;
     throw TypeError(fmt::format("{} has no @tack.func named '{}' (its functions: {})",
-                                state_->module->source().name(), name,
-                                known.empty() ? "none" : known));
+                                module->source().name(), name, known.empty() ? "none" : known));
   }
   auto state = std::make_shared<detail::FunctionState>();
-  state->module = state_->module;
+  state->module = std::move(module);
   state->def = f;
   return Function(std::move(state));
 }
@@ -236,10 +150,10 @@ Class Class::from_host(std::string name, std::vector<std::string> iterate, Metho
         break;
     }
     lang::ExternalResolver external = [resolve = std::move(m.resolve)](const std::string& name) {
-      return to_external(resolve(name));
+      return detail::to_external(resolve(name));
     };
     auto module = std::make_shared<const lang::ResolvedModule>(
-        lang::parse_module(function_source(m.source, m.filename, m.first_line)),
+        lang::parse_module(detail::function_source(m.source, m.filename, m.first_line)),
         std::move(external));
     std::vector<std::string> funcs = module->func_names();
     if (funcs.empty())

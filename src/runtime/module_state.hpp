@@ -6,12 +6,15 @@
 #include <string>
 
 #include "lang/resolve.hpp"
+#include "runtime/module_source.hpp"
 #include "tack/kernel.hpp"
 
 namespace tack::detail {
 
 struct ModuleState {
-  std::shared_ptr<const lang::ResolvedModule> module;
+  std::shared_ptr<const ModuleSource> source;
+  // The module, resolved (Module::from_source and from_function resolve it when made).
+  std::shared_ptr<const lang::ResolvedModule> module() const { return source->module(); }
 };
 
 // A device class; one of a kernels file keeps its module alive.
@@ -28,7 +31,10 @@ struct FunctionState {
 // TypeError for an unknown dtype or a vector of the wrong size.
 lang::Constant to_constant(const ExternalName& n, const std::string& name);
 
-// A handle on kernel `name` of `module`; throws TypeError when the module has no such kernel.
-Kernel make_kernel(std::shared_ptr<const lang::ResolvedModule> module, const std::string& name);
+// A handle on kernel `name` of `source`'s module; throws TypeError when the module has no such
+// kernel. Unless `check_now` is false, when the module is resolved at the first call instead, and
+// the check with it (Python's @tack.kernel, whose name is the decorated function's).
+Kernel make_kernel(std::shared_ptr<const ModuleSource> source, const std::string& name,
+                   bool check_now = true);
 
 }  // namespace tack::detail

@@ -7,7 +7,8 @@
 namespace tack::detail {
 
 struct Stats {
-  std::atomic<uint64_t> compiles{0}, memory_hits{0}, disk_hits{0}, disk_misses{0}, disk_corrupt{0};
+  std::atomic<uint64_t> compiles{0}, memory_hits{0}, disk_hits{0}, disk_misses{0}, disk_corrupt{0},
+      front_end_runs{0}, front_end_records{0};
 };
 
 inline Stats& stats() {

@@ -32,6 +32,7 @@
 #include "codegen/llvm/abi.hpp"
 #include "runtime/cache_file.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/front_end_record.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/source_id.hpp"
 #include "sema/specialize.hpp"
@@ -173,14 +174,20 @@ class CacheProcess : public testing::Test {
     return e.empty() ? fs::path() : e[0];
   }
 
-  // The kernels' entries (not the CPU's host description, cpu_host-*.tck, host_target.hpp).
+  // An entry of a kernel's code: not the CPU's host description (cpu_host-*.tck, host_target.hpp)
+  // nor a front-end record (front_end-*.tck, runtime/front_end_record.hpp).
+  static bool is_code(const fs::path& p) {
+    const std::string name = p.filename().string();
+    return !name.starts_with(cpu::kHostRecordBackend) &&
+           !name.starts_with(detail::kFrontEndRecordKind);
+  }
+
+  // The kernels' code entries.
   std::vector<fs::path> entries() {
     std::vector<fs::path> out;
     if (fs::exists(dir_))
       for (const auto& e : fs::directory_iterator(dir_))
-        if (e.path().extension() == ".tck" &&
-            !e.path().filename().string().starts_with(cpu::kHostRecordBackend))
-          out.push_back(e.path());
+        if (e.path().extension() == ".tck" && is_code(e.path())) out.push_back(e.path());
     return out;
   }
 

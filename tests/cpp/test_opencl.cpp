@@ -16,6 +16,7 @@
 #include "reference.hpp"
 #include "runtime/cache_file.hpp"
 #include "runtime/disk_cache.hpp"
+#include "runtime/front_end_record.hpp"
 #include "runtime/internals.hpp"
 #include "test_support.hpp"
 
@@ -511,7 +512,9 @@ class OpenClCache : public testing::Test {
     std::vector<fs::path> out;
     if (fs::exists(dir_))
       for (const auto& e : fs::directory_iterator(dir_))
-        if (e.path().extension() == ".tck") out.push_back(e.path());
+        if (e.path().extension() == ".tck" &&
+            !e.path().filename().string().starts_with(detail::kFrontEndRecordKind))
+          out.push_back(e.path());
     return out;
   }
   // The key and artifact of an entry file.

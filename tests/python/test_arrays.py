@@ -216,5 +216,6 @@ def test_controls():
     assert set(stats._asdict()) == {"compiles", "memory_hits", "disk_hits", "disk_misses",
                                     "disk_writes", "disk_corrupt", "disk_write_failures",
                                     "disk_refused", "disk_evictions", "disk_lock_waits",
-                                    "disk_lock_timeouts"}
+                                    "disk_lock_timeouts", "front_end_runs",
+                                    "front_end_records"}
     assert tack.__version__

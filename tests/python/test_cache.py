@@ -101,7 +101,7 @@ def test_cache_stats_has_every_counter():
     s = tack.cache_stats()
     counters = ["compiles", "memory_hits", "disk_hits", "disk_misses", "disk_writes",
                 "disk_corrupt", "disk_write_failures", "disk_refused", "disk_evictions",
-                "disk_lock_waits", "disk_lock_timeouts"]
+                "disk_lock_waits", "disk_lock_timeouts", "front_end_runs", "front_end_records"]
     assert list(s._asdict()) == counters
     for name in counters:
         assert isinstance(getattr(s, name), int)
@@ -133,3 +133,62 @@ def test_a_directory_others_can_write_is_refused_and_reported(tmp_path, subproce
     os.chmod(cache, 0o700)
     again = run_program(script, env)
     assert again["enabled"] and again["disk_hits"] == 1 and again["compiles"] == 0
+
+
+RECORD_PROGRAM = """
+import json
+import numpy as np
+import tack
+from helpers import twice
+{blank_lines}
+OFFSET = tack.constant({offset})
+
+@tack.kernel
+def shifted(x, out):
+    for i in range(x.shape[0]):
+        out[i] = twice(x[i]) + OFFSET
+
+x = tack.asarray(np.arange(8, dtype=np.float32))
+out = tack.empty_like(x)
+shifted(x, out)
+print(json.dumps(dict(tack.cache_stats()._asdict(), out=out.numpy().tolist())))
+"""
+
+HELPERS = """
+import tack
+FACTOR = tack.constant({factor})
+
+@tack.func
+def twice(v):
+    return v * FACTOR{extra}
+"""
+
+
+def test_a_front_end_record_serves_only_the_same_text_and_answers(tmp_path, subprocess_env):
+    """A new process takes a kernel's specialization from its record in the disk cache, unless the
+    kernel's text or position, or anything its names are bound to (a constant of its module, a
+    device function's text, a constant of that function's module) changed since."""
+    env = dict(subprocess_env, TACK_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("TACK_CACHE", None)
+    env.pop("TACK_DEBUG", None)
+
+    def run(offset=1, factor=2, extra="", blank_lines=""):
+        (tmp_path / "helpers.py").write_text(HELPERS.format(factor=factor, extra=extra))
+        (tmp_path / "program.py").write_text(
+            RECORD_PROGRAM.format(offset=offset, blank_lines=blank_lines))
+        result = run_program(tmp_path / "program.py", env)
+        return result["out"], result["front_end_runs"], result["front_end_records"]
+
+    expected = [2.0 * i + 1 for i in range(8)]
+    assert run() == (expected, 1, 0)
+    assert run() == (expected, 0, 1), "the same text and answers: from the record"
+    assert run(offset=5) == ([2.0 * i + 5 for i in range(8)], 1, 0), "the module's constant"
+    assert run(offset=5) == ([2.0 * i + 5 for i in range(8)], 0, 1)
+    assert run(offset=5, factor=3) == ([3.0 * i + 5 for i in range(8)], 1, 0), \
+        "a constant of the device function's module"
+    assert run(offset=5, factor=3, extra=" + 1.0") == ([3.0 * i + 6 for i in range(8)], 1, 0), \
+        "the device function's text"
+    assert run(offset=5, factor=3, extra=" + 1.0", blank_lines="\n") == (
+        [3.0 * i + 6 for i in range(8)], 1, 0), "the kernel's line, which its errors name"
+    assert run(offset=5, factor=3, extra=" + 1.0", blank_lines="\n") == (
+        [3.0 * i + 6 for i in range(8)], 0, 1)

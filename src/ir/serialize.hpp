@@ -1,0 +1,56 @@
+// A specialized kernel's IR as bytes, for the disk cache's front-end records
+// (runtime/front_end_record.hpp), which spare a new process the parse and specialization of a
+// kernel it has compiled before. A kernel read back prints and generates as the one written.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ir/ir.hpp"
+
+namespace tack::ir {
+
+// Appends little-endian integers and length-prefixed strings to `out`.
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::string& out) : out_(out) {}
+  void u8(uint8_t v) { out_ += static_cast<char>(v); }
+  void u32(uint32_t v);
+  void u64(uint64_t v);
+  void str(std::string_view s);
+
+ private:
+  std::string& out_;
+};
+
+// Reads what ByteWriter wrote. A read past the end, or a length longer than what is left, sets
+// failed() and returns zeros or an empty string, so that a damaged record reads as one to ignore.
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view in) : in_(in) {}
+  uint8_t u8();
+  uint32_t u32();
+  uint64_t u64();
+  std::string_view str();
+  // A count of items of at least one byte each: fails when more than the bytes left.
+  uint32_t count();
+  bool failed() const { return failed_; }
+  bool at_end() const { return pos_ == in_.size(); }
+  void fail() { failed_ = true; }
+
+ private:
+  bool take(size_t n);
+  std::string_view in_;
+  size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+void write_kernel(ByteWriter& w, const Kernel& k);
+// nullopt when the bytes are not a kernel that write_kernel wrote: cut short, an enumerator out of
+// range, or nesting deeper than any kernel's. Indices into params and locals are checked by
+// ir::verify, which the caller runs.
+std::optional<Kernel> read_kernel(ByteReader& r);
+
+}  // namespace tack::ir
