@@ -71,6 +71,32 @@ std::optional<std::string> definition_at(std::string_view text, int first_line) 
   return std::nullopt;
 }
 
+// A function's definition as read from its file here: what tack._kernel._source_of finds first,
+// without running its Python code at every first call of a kernel. nullopt where Python must read
+// the file (linecache holds it, or it is not plain UTF-8) or has no file.
+struct Definition {
+  std::string source, filename;
+  int first_line = 1;
+};
+std::optional<Definition> definition_here(const nb::object& fn) {
+  nb::object code = nb::getattr(fn, "__code__", nb::none());
+  if (code.is_none()) return std::nullopt;
+  nb::object filename = code.attr("co_filename");
+  if (!PyUnicode_Check(filename.ptr())) return std::nullopt;
+  nb::object cache = nb::module_::import_("linecache").attr("cache");
+  const int cached = PySequence_Contains(cache.ptr(), filename.ptr());
+  if (cached < 0) throw nb::python_error();
+  if (cached) return std::nullopt;
+  Definition d;
+  d.first_line = nb::cast<int>(code.attr("co_firstlineno"));
+  std::optional<std::string> text = plain_file_text(filename.ptr());
+  std::optional<std::string> source = text ? definition_at(*text, d.first_line) : std::nullopt;
+  if (!source) return std::nullopt;
+  d.source = std::move(*source);
+  d.filename = nb::cast<std::string>(filename);
+  return d;
+}
+
 struct KernelObject {
   nb::object fn;
   std::string name;
@@ -119,16 +145,20 @@ namespace {
 const Kernel& ensure(KernelObject& k) {
   if (k.kernel) return *k.kernel;
   if (!builder().is_valid()) throw Error("tack._tack is used without the tack package");
-  nb::tuple r = nb::cast<nb::tuple>(builder()(k.fn));
-  auto source = nb::cast<std::string>(r[0]);
-  auto filename = nb::cast<std::string>(r[1]);
-  int first_line = nb::cast<int>(r[2]);
+  // The builder reads the source itself only where it could not be read here.
+  std::optional<Definition> here = definition_here(k.fn);
+  nb::tuple r = nb::cast<nb::tuple>(builder()(k.fn, here.has_value()));
+  if (!here)
+    here =
+        Definition{nb::cast<std::string>(r[0]), nb::cast<std::string>(r[1]), nb::cast<int>(r[2])};
+  auto& [source, filename, first_line] = *here;
   // Parsed and resolved at the first call only where the disk cache holds no front-end record of
   // it (runtime/front_end_record.hpp), so its errors are raised there.
-  Kernel built = detail::make_kernel(
-      std::make_shared<const detail::ModuleSource>(
-          detail::function_source(source, filename, first_line), name_resolver(nb::borrow(r[3]))),
-      k.name, /*check_now=*/false);
+  Kernel built =
+      detail::make_kernel(std::make_shared<const detail::ModuleSource>(
+                              detail::function_source(std::move(source), filename, first_line),
+                              name_resolver(nb::borrow(r[3]))),
+                          k.name, /*check_now=*/false);
   // The builder ran Python code, so another thread may have built the kernel meanwhile and be
   // calling it without the GIL: keep the first one. (Nothing below releases the GIL.)
   if (!k.kernel) k.kernel = std::move(built);

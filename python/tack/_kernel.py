@@ -330,7 +330,11 @@ def _make_resolver(fn):
     return resolve
 
 
-def _build(fn):
+def _build(fn, source_read=False):
+    """(source, filename, first line, resolver) of fn; with source_read (the core read its
+    definition from the file itself, as _source_of would have), only the resolver."""
+    if source_read:
+        return None, None, None, _make_resolver(fn)
     source, filename, first_line = _source_of(fn)
     return source, filename, first_line, _make_resolver(fn)
 

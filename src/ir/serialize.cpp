@@ -1,17 +1,36 @@
 #include "ir/serialize.hpp"
 
+#include "ir/verifier.hpp"
+
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <span>
 
 namespace tack::ir {
 
+namespace {
+
+// Little-endian on every host: a record is read where it was written, but the format is one.
+template <typename T>
+T little_endian(T v) {
+  if constexpr (std::endian::native == std::endian::big) {
+    if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
+    if constexpr (sizeof(T) == 8) return __builtin_bswap64(v);
+  }
+  return v;
+}
+
+}  // namespace
+
 void ByteWriter::u32(uint32_t v) {
-  for (int i = 0; i < 4; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+  v = little_endian(v);
+  out_.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
 void ByteWriter::u64(uint64_t v) {
-  for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(v >> (8 * i)));
+  v = little_endian(v);
+  out_.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
 void ByteWriter::str(std::string_view s) {
@@ -32,18 +51,21 @@ uint8_t ByteReader::u8() {
   return static_cast<uint8_t>(in_[pos_++]);
 }
 
+// A record is read at every new process's first call of its kernel: whole words, not bytes.
 uint32_t ByteReader::u32() {
   if (!take(4)) return 0;
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= uint32_t{static_cast<uint8_t>(in_[pos_++])} << (8 * i);
-  return v;
+  uint32_t v;
+  std::memcpy(&v, in_.data() + pos_, sizeof v);
+  pos_ += sizeof v;
+  return little_endian(v);
 }
 
 uint64_t ByteReader::u64() {
   if (!take(8)) return 0;
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= uint64_t{static_cast<uint8_t>(in_[pos_++])} << (8 * i);
-  return v;
+  uint64_t v;
+  std::memcpy(&v, in_.data() + pos_, sizeof v);
+  pos_ += sizeof v;
+  return little_endian(v);
 }
 
 std::string_view ByteReader::str() {
@@ -127,6 +149,45 @@ class Writer {
     for (const Expr* e : {s.cond.get(), s.start.get(), s.stop.get(), s.step.get()}) expr(e);
     block(s.body);
     block(s.orelse);
+  }
+
+  void linear(const Linear& l) {
+    expr(l.offset.get());
+    w_.u32(static_cast<uint32_t>(l.terms.size()));
+    for (const Linear::Term& t : l.terms) {
+      integer(t.var);
+      expr(t.coef.get());
+    }
+  }
+  void ints(const std::vector<int>& v) {
+    w_.u32(static_cast<uint32_t>(v.size()));
+    for (int i : v) integer(i);
+  }
+  void proof(const IndexProof& p) {
+    w_.u32(static_cast<uint32_t>(p.vars.size()));
+    for (const RangedVar& v : p.vars) {
+      integer(v.local);
+      integer(v.parallel_dim);
+      for (const Expr* e : {v.start.get(), v.stop.get(), v.step.get()}) expr(e);
+      w_.u8(static_cast<uint8_t>(v.type));
+    }
+    w_.u32(static_cast<uint32_t>(p.accesses.size()));
+    for (const ProvenAccess& a : p.accesses) {
+      integer(a.array);
+      loc(a.loc);
+      w_.u8(a.is_store);
+      ints(a.dims);
+      w_.u32(static_cast<uint32_t>(a.indices.size()));
+      for (const AffineIndex& index : a.indices) {
+        linear(index.value);
+        w_.u32(static_cast<uint32_t>(index.fits.size()));
+        for (const AffineIndex::Fit& f : index.fits) {
+          linear(f.value);
+          w_.u8(static_cast<uint8_t>(f.type));
+        }
+      }
+      ints(a.guards);
+    }
   }
 
   void kernel(const Kernel& k) {
@@ -344,6 +405,85 @@ class Reader {
     return k;
   }
 
+  // The proof's bounds and index forms: host expressions whose parameters and extents exist.
+  bool host_expr(const Expr* e) const {
+    if (!e || !is_host_expr(*e) || !e->type.is_int()) return false;
+    const size_t arity = e->op == Op::Const || e->op == Op::Param || e->op == Op::ArrayDim ? 0
+                         : e->op == Op::Cast || e->op == Op::Neg                           ? 1
+                                                                                           : 2;
+    if (e->operands.size() != arity) return false;
+    if ((e->op == Op::Param || e->op == Op::ArrayDim) &&
+        (!is_param(e->index) ||
+         (e->op == Op::Param ? !params_[e->index].type.is_scalar()
+                             : !params_[e->index].type.is_array() ||
+                                   e->dim >= params_[e->index].type.rank || e->dim < 0)))
+      return false;
+    return std::all_of(e->operands.begin(), e->operands.end(),
+                       [&](const ExprPtr& o) { return host_expr(o.get()); });
+  }
+  Linear linear(size_t vars) {
+    Linear l;
+    l.offset = expr();
+    if (!host_expr(l.offset.get())) r_.fail();
+    l.terms.resize(r_.count());
+    for (Linear::Term& t : l.terms) {
+      t.var = integer();
+      t.coef = expr();
+      if (t.var < 0 || static_cast<size_t>(t.var) >= vars || !host_expr(t.coef.get())) r_.fail();
+    }
+    return l;
+  }
+  std::vector<int> ints(int limit) {
+    std::vector<int> v(r_.count());
+    for (int& i : v) {
+      i = integer();
+      if (i < 0 || i >= limit) r_.fail();
+    }
+    return v;
+  }
+  std::optional<IndexProof> proof(const Kernel& k) {
+    params_ = k.params;
+    locals_ = k.locals.size();
+    IndexProof p;
+    p.vars.resize(r_.count());
+    for (RangedVar& v : p.vars) {
+      v.local = integer();
+      v.parallel_dim = integer();
+      v.start = expr();
+      v.stop = expr();
+      v.step = expr();
+      v.type = static_cast<DType>(enumerator(kLastDType));
+      const bool parallel =
+          v.parallel_dim >= 0 && static_cast<size_t>(v.parallel_dim) < k.dims.size();
+      if (!is_local(v.local) || !is_integer(v.type) ||
+          !(parallel || (v.parallel_dim == -1 && host_expr(v.start.get()) &&
+                         host_expr(v.stop.get()) && host_expr(v.step.get()))))
+        r_.fail();
+    }
+    const int vars = static_cast<int>(p.vars.size());
+    p.accesses.resize(r_.count());
+    for (ProvenAccess& a : p.accesses) {
+      a.array = integer();
+      a.loc = loc();
+      a.is_store = flag();
+      const bool array = is_param(a.array) && k.params[a.array].type.is_array();
+      a.dims = ints(array ? k.params[a.array].type.rank : 0);
+      a.indices.resize(r_.count());
+      if (!array || a.indices.size() != a.dims.size()) r_.fail();
+      for (AffineIndex& index : a.indices) {
+        index.value = linear(p.vars.size());
+        index.fits.resize(r_.count());
+        for (AffineIndex::Fit& f : index.fits) {
+          f.value = linear(p.vars.size());
+          f.type = static_cast<DType>(enumerator(kLastDType));
+        }
+      }
+      a.guards = ints(vars);
+    }
+    if (r_.failed()) return std::nullopt;
+    return p;
+  }
+
  private:
   // Counts a level of nesting; false (and the read failed) past kMaxDepth.
   bool deeper() {
@@ -367,6 +507,14 @@ void write_kernel(ByteWriter& w, const Kernel& k) {
 
 std::optional<Kernel> read_kernel(ByteReader& r) {
   return Reader(r).kernel();
+}
+
+void write_proof(ByteWriter& w, const IndexProof& proof) {
+  Writer(w).proof(proof);
+}
+
+std::optional<IndexProof> read_proof(ByteReader& r, const Kernel& k) {
+  return Reader(r).proof(k);
 }
 
 }  // namespace tack::ir

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "ir/index_ranges.hpp"
 #include "ir/ir.hpp"
 
 namespace tack::ir {
@@ -52,5 +53,12 @@ void write_kernel(ByteWriter& w, const Kernel& k);
 // range, or nesting deeper than any kernel's. Indices into params and locals are checked by
 // ir::verify, which the caller runs.
 std::optional<Kernel> read_kernel(ByteReader& r);
+
+// The index-range proof of a kernel (ir/index_ranges.hpp), which each launch checks.
+void write_proof(ByteWriter& w, const IndexProof& proof);
+// nullopt unless the bytes are a proof of `k` as write_proof wrote it: every array, dimension and
+// variable it names exists, and every bound is a host expression of the kernel's scalars and
+// extents, so that a launch's check can evaluate it.
+std::optional<IndexProof> read_proof(ByteReader& r, const Kernel& k);
 
 }  // namespace tack::ir

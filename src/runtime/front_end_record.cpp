@@ -27,16 +27,25 @@ std::string front_end_record_key(const ModuleSource& source, const std::string& 
   if (std::any_of(types.begin(), types.end(),
                   [](const sema::ArgType& t) { return t.kind == sema::ArgType::Kind::Object; }))
     return {};
-  std::string atomics;
-  for (DType d : rules.atomic_dtypes) atomics += fmt::format(" {}", dtype_name(d));
   const SourceFile& file = source.file();
+  // Appended rather than formatted: this runs at every new process's first call of a kernel.
+  std::string key = "tack ";
+  key += version();
+  key += " sources ";
+  key += source_id();
   // The kernel's line second, as in the code's keys, for `tack cache ls`.
-  return fmt::format(
-      "tack {} sources {}\nkernel {}({}) front end\nrules {} workgroups={} hardware_textures={} "
-      "atomics{}\ndebug={}\nfile {} column {}\n{}",
-      version(), source_id(), kernel, sema::to_string(types), rules.backend_label,
-      rules.supports_workgroups ? 1 : 0, rules.hardware_textures ? 1 : 0, atomics, debug ? 1 : 0,
-      file.name(), file.column_offset(), file.text());
+  key += "\nkernel " + kernel + "(" + sema::to_string(types) + ") front end\nrules ";
+  key += rules.backend_label;
+  key += rules.supports_workgroups ? " workgroups" : "";
+  key += rules.hardware_textures ? " hardware_textures" : "";
+  key += " atomics";
+  for (DType d : rules.atomic_dtypes) (key += ' ') += dtype_name(d);
+  key += debug ? "\ndebug" : "\nno debug";
+  // The name's length first: a name may hold anything, even what would read as the text's start.
+  key += "\nfile of " + std::to_string(file.name().size()) + " bytes: " + file.name();
+  key += "\ncolumn " + std::to_string(file.column_offset()) + "\n";
+  key += file.text();
+  return key;
 }
 
 std::optional<FrontEndResult> load_front_end_record(const std::string& key,
@@ -61,13 +70,16 @@ std::optional<FrontEndResult> load_front_end_record(const std::string& key,
   FrontEndResult result;
   result.printed_ir = std::string(r.str());
   std::optional<ir::Kernel> k = ir::read_kernel(r);
-  if (!k || r.failed() || !r.at_end()) return std::nullopt;
+  std::optional<ir::IndexProof> proof;
+  if (k) proof = ir::read_proof(r, *k);
+  if (!proof || r.failed() || !r.at_end()) return std::nullopt;
   try {
     ir::verify(*k, "reading the front end's record");
   } catch (const Error&) {
     return std::nullopt;
   }
   result.ir = std::move(*k);
+  result.proof = std::move(*proof);
   log("{}: from its record in the disk cache", what(key));
   return result;
 }
@@ -84,6 +96,7 @@ void store_front_end_record(const std::string& key, const ModuleSource& source,
   }
   w.str(result.printed_ir);
   ir::write_kernel(w, result.ir);
+  ir::write_proof(w, result.proof);
   DiskCache::global().store(kFrontEndRecordKind, key, bytes, false);
 }
 

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "ir/index_ranges.hpp"
 #include "ir/ir.hpp"
 #include "runtime/module_source.hpp"
 #include "sema/specialize.hpp"
@@ -26,6 +27,7 @@ inline constexpr const char* kFrontEndRecordKind = "front_end";
 struct FrontEndResult {
   ir::Kernel ir;           // specialized, with index checks in debug mode
   std::string printed_ir;  // ir::print(ir), with locations in debug mode: part of the code's key
+  ir::IndexProof proof;    // ir::prove_index_ranges(ir), which each launch checks
 };
 
 // The key of the record; empty where none applies: an argument is an object of a device class

@@ -159,7 +159,12 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
           throw TypeError(fmt::format("kernel '{}': {} has dtype {}, which {} does not support",
                                       ks.name, what, dtype_name(t.dtype), info.label));
       };
-  for (size_t i = 0; i < c.types.size(); ++i) check(c.types[i], fmt::format("argument {}", i + 1));
+  // Named only where one may fail (most calls pass plain arrays and numbers the backend supports).
+  if (!std::all_of(c.types.begin(), c.types.end(), [&](const sema::ArgType& t) {
+        return t.kind != sema::ArgType::Kind::Object && info.supported_dtypes.count(t.dtype);
+      }))
+    for (size_t i = 0; i < c.types.size(); ++i)
+      check(c.types[i], fmt::format("argument {}", i + 1));
   sema::TargetRules rules;
   rules.backend_label = info.label;
   rules.supports_workgroups = info.supports_workgroups;
@@ -182,13 +187,14 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
     }
     // Printed once for every build's key, not again at each compile or cache lookup.
     front_end->printed_ir = ir::print(front_end->ir, {.locations = front_end->ir.debug});
+    front_end->proof = ir::prove_index_ranges(front_end->ir);
     if (!record_key.empty()) store_front_end_record(record_key, *ks.source, *front_end);
   }
   auto v = std::make_unique<Variant>();
   v->ir = std::move(front_end->ir);
   v->printed_ir = std::move(front_end->printed_ir);
   v->types = c.types;
-  v->index_check = IndexRangeCheck(ir::prove_index_ranges(v->ir));
+  v->index_check = IndexRangeCheck(std::move(front_end->proof));
   v->backend = backend;
   v->device = c.device.index();
   v->column_offset = ks.source->file().column_offset();

@@ -85,11 +85,21 @@ ir::Kernel specialized(const char* text, const std::string& kernel, std::vector<
   return sema::specialize(*module, kernel, types, rules);
 }
 
+// The kernel's bytes and its proof's, as a record holds them.
 std::string bytes_of(const ir::Kernel& k) {
   std::string bytes;
   ir::ByteWriter w(bytes);
   ir::write_kernel(w, k);
+  ir::write_proof(w, ir::prove_index_ranges(k));
   return bytes;
+}
+
+// Reads what bytes_of wrote; nullopt where either part is refused.
+std::optional<ir::Kernel> read_back(std::string_view bytes) {
+  ir::ByteReader r(bytes);
+  std::optional<ir::Kernel> k = ir::read_kernel(r);
+  if (!k || !ir::read_proof(r, *k) || !r.at_end()) return std::nullopt;
+  return k;
 }
 
 void expect_same(const ir::Kernel& a, const ir::Kernel& b) {
@@ -98,15 +108,24 @@ void expect_same(const ir::Kernel& a, const ir::Kernel& b) {
     EXPECT_EQ(codegen::generate_source(a, target, a.name),
               codegen::generate_source(b, target, b.name))
         << target;
-  // The bytes identify everything printing might leave out (which of two locals of one name).
-  EXPECT_EQ(bytes_of(a), bytes_of(b));
+  // The bytes identify everything printing might leave out (which of two locals of one name), and
+  // the proof read back is the one written (bytes_of proves b again: the same proof).
+  const std::string bytes = bytes_of(a);
+  EXPECT_EQ(bytes, bytes_of(b));
+  ir::ByteReader r(bytes);
+  std::optional<ir::Kernel> k = ir::read_kernel(r);
+  ASSERT_TRUE(k);
+  std::optional<ir::IndexProof> proof = ir::read_proof(r, *k);
+  ASSERT_TRUE(proof);
+  std::string written;
+  ir::ByteWriter w(written);
+  ir::write_proof(w, *proof);
+  EXPECT_TRUE(bytes.ends_with(written));
 }
 
 ir::Kernel round_trip(const ir::Kernel& k) {
-  const std::string bytes = bytes_of(k);
-  ir::ByteReader r(bytes);
-  std::optional<ir::Kernel> back = ir::read_kernel(r);
-  EXPECT_TRUE(back && r.at_end() && !r.failed());
+  std::optional<ir::Kernel> back = read_back(bytes_of(k));
+  EXPECT_TRUE(back.has_value());
   if (!back) return {};
   ir::verify(*back, "the round trip");
   return std::move(*back);
@@ -127,17 +146,14 @@ TEST(FrontEndRecord, TheIrReadBackIsTheIrWritten) {
 TEST(FrontEndRecord, DamagedBytesNeverReadAsAKernel) {
   const std::string bytes = bytes_of(
       specialized(kEverything, "everything", {kF32s, kI32s, kF32s, ArgType::scalar(DType::F32)}));
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    ir::ByteReader r(std::string_view(bytes).substr(0, n));
-    EXPECT_FALSE(ir::read_kernel(r).has_value()) << "cut at " << n;
-  }
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_FALSE(read_back(std::string_view(bytes).substr(0, n)).has_value()) << "cut at " << n;
   // Any byte changed: refused by the reader or the verifier, or a valid kernel; never a crash.
   std::mt19937 rng(7);
   for (int trial = 0; trial < 2000; ++trial) {
     std::string damaged = bytes;
     damaged[rng() % damaged.size()] ^= static_cast<char>(1 + rng() % 255);
-    ir::ByteReader r(damaged);
-    if (std::optional<ir::Kernel> k = ir::read_kernel(r)) {
+    if (std::optional<ir::Kernel> k = read_back(damaged)) {
       try {
         ir::verify(*k, "a damaged record");
       } catch (const Error&) {
@@ -189,6 +205,20 @@ TEST_F(FrontEndRecordCache, ASecondModuleOfTheSameTextReadsTheRecord) {
   EXPECT_EQ(records() - records0, 1u);
   got = out.to_vector<int32_t>();
   for (int i = 0; i < 16; ++i) EXPECT_EQ(got[i], i + c);
+}
+
+// A kernel served by its record still has its launches' index checks.
+TEST_F(FrontEndRecordCache, ARecordKeepsTheIndexChecks) {
+  const std::string text = fmt::format(
+      "import tack\n@tack.kernel\ndef shifted(x, out):\n    for i in range(out.shape[0]):\n"
+      "        out[i] = x[i + {}]\n",
+      static_cast<int>(std::random_device{}() % 1000000) + 1);
+  const uint64_t records0 = records();
+  for (int process = 0; process < 2; ++process) {
+    Array x = zeros({8}, DType::I32), out = zeros({8}, DType::I32);
+    EXPECT_THROW(Module::from_source(text).kernel("shifted")(x, out), IndexError);
+  }
+  EXPECT_EQ(records() - records0, 1u);
 }
 
 // A function handed over with a resolver (as Python's are): the record holds the answers, and a
