@@ -1,5 +1,7 @@
 #include "runtime/compile_once.hpp"
 
+#include "runtime/hex.hpp"
+
 #include <fmt/format.h>
 
 #include <mutex>
@@ -130,7 +132,9 @@ std::unique_ptr<LoadedCode> load_or_compile(Backend& backend, int device, const 
 std::shared_ptr<LoadedCode> shared_code(Backend& backend, int device, const ir::Kernel& k,
                                         const CompileOptions& options, const std::string& key,
                                         std::string* origin) {
-  const std::string id = fmt::format("{}\n{}\n{}", static_cast<const void*>(&backend), device, key);
+  std::string id;  // appended, not formatted: a first call builds it (runtime/hex.hpp)
+  append_hex(id, reinterpret_cast<uintptr_t>(&backend), 16);
+  id += '\n' + std::to_string(device) + '\n' + key;
   std::shared_ptr<Slot> slot = slots().get(id);
   std::lock_guard lock(slot->mutex);
   std::string ignored;

@@ -21,6 +21,7 @@
 #include <xxhash.h>
 
 #include "runtime/cache_file.hpp"
+#include "runtime/hex.hpp"
 #include "runtime/private_dir.hpp"
 #include "tack/error.hpp"
 
@@ -189,7 +190,12 @@ std::string DiskCache::last_error() const {
 
 std::string DiskCache::file_name(std::string_view backend, std::string_view key) {
   const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  return fmt::format("{}-{:016x}{:016x}{}", backend, h.high64, h.low64, kEntrySuffix);
+  std::string name(backend);
+  name += '-';
+  detail::append_hex(name, h.high64, 16);
+  detail::append_hex(name, h.low64, 16);
+  name += kEntrySuffix;
+  return name;
 }
 
 int DiskCache::dir_fd_locked() const {

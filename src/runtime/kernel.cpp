@@ -22,6 +22,7 @@
 #include "runtime/arguments.hpp"
 #include "runtime/compile_once.hpp"
 #include "runtime/front_end_record.hpp"
+#include "runtime/hex.hpp"
 #include "runtime/internals.hpp"
 #include "runtime/launch_bounds.hpp"
 #include "runtime/log.hpp"
@@ -113,7 +114,9 @@ uint64_t scalar_bits(const Arg& a, DType t) {
 }
 
 std::string hex64(uint64_t h) {
-  return fmt::format("{:016x}", h);
+  std::string out;
+  append_hex(out, h, 16);
+  return out;
 }
 
 }  // namespace
@@ -125,10 +128,14 @@ namespace {
 
 std::string cache_key(const std::string& printed_ir, bool debug, const std::string& backend,
                       const std::string& target, bool no_alias, bool streams) {
-  return fmt::format(
-      "tack {} sources {}\nbackend {}\ntarget {}\noptions no_alias={} streams={} debug={}\n{}",
-      version(), detail::source_id(), backend, target, no_alias ? 1 : 0, streams ? 1 : 0,
-      debug ? 1 : 0, printed_ir);
+  // Appended rather than formatted: a new process's first call builds it (runtime/hex.hpp).
+  std::string key = std::string("tack ") + version() + " sources " + detail::source_id();
+  key += "\nbackend " + backend + "\ntarget " + target;
+  key += no_alias ? "\noptions no_alias=1" : "\noptions no_alias=0";
+  key += streams ? " streams=1" : " streams=0";
+  key += debug ? " debug=1\n" : " debug=0\n";
+  key += printed_ir;
+  return key;
 }
 
 }  // namespace

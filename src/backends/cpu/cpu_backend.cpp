@@ -108,9 +108,10 @@ class CpuBackend final : public detail::Backend {
         const HostTarget& t = host_target();
         host = fmt::format("{};{};{}", t.triple, t.cpu, t.features);
       }
-      target_ = fmt::format("llvm {}; {}; simd {}; objects {}", TACK_LLVM_VERSION, host,
-                            simd_enabled() ? "on" : "off",
-                            loader_maps_read_only_objects() ? "read-only" : "relro");
+      // Appended, not formatted: a new process's first call builds it (runtime/hex.hpp).
+      target_ = std::string("llvm ") + TACK_LLVM_VERSION + "; " + host;
+      target_ += simd_enabled() ? "; simd on" : "; simd off";
+      target_ += loader_maps_read_only_objects() ? "; objects read-only" : "; objects relro";
     });
     return target_;
   }

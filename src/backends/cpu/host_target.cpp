@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "runtime/disk_cache.hpp"
+#include "runtime/hex.hpp"
 #include "runtime/source_id.hpp"
 #include "tack/runtime.hpp"
 
@@ -100,11 +101,31 @@ std::string x86_signature(bool use_glibc) {
   unsigned xcr0_lo = 0, xcr0_hi = 0;
   if ((l1.ecx >> 27) & 1)  // OSXSAVE: the OS set XCR0 up
     __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  return fmt::format(
-      "x86 1:{:08x}.{:08x}.{:08x} 7:{:08x}.{:08x}.{:08x}.{:08x} 7.1:{:08x}.{:08x}.{:08x}.{:08x} "
-      "d.1:{:08x} 14:{:08x} 19:{:08x} 24:{:08x} e1:{:08x}.{:08x} e8:{:08x} xcr0:{:08x}{:08x}",
-      l1.eax, l1.ecx, l1.edx, l7.eax, l7.ebx, l7.ecx, l7.edx, l7_1.eax, l7_1.ebx, l7_1.ecx,
-      l7_1.edx, ld_1.eax, l14.ebx, l19.ebx, l24.ebx, e1.ecx, e1.edx, e8.ebx, xcr0_hi, xcr0_lo);
+  // "x86 1:eax.ecx.edx 7:... xcr0:hilo", each word as eight hex digits; appended rather than
+  // formatted, since every new process builds it at its first call (runtime/hex.hpp).
+  std::string s = "x86";
+  const auto words = [&s](const char* label, std::initializer_list<unsigned> values) {
+    s += label;
+    const char* separator = "";
+    for (unsigned v : values) {
+      s += separator;
+      detail::append_hex(s, v, 8);
+      separator = ".";
+    }
+  };
+  words(" 1:", {l1.eax, l1.ecx, l1.edx});
+  words(" 7:", {l7.eax, l7.ebx, l7.ecx, l7.edx});
+  words(" 7.1:", {l7_1.eax, l7_1.ebx, l7_1.ecx, l7_1.edx});
+  words(" d.1:", {ld_1.eax});
+  words(" 14:", {l14.ebx});
+  words(" 19:", {l19.ebx});
+  words(" 24:", {l24.ebx});
+  words(" e1:", {e1.ecx, e1.edx});
+  words(" e8:", {e8.ebx});
+  s += " xcr0:";
+  detail::append_hex(s, xcr0_hi, 8);
+  detail::append_hex(s, xcr0_lo, 8);
+  return s;
 }
 
 #endif
