@@ -1,10 +1,11 @@
 // libFuzzer target over the compiler's front half: source text is parsed and resolved (as a whole,
-// and as Module::from_source loads it, function by function), every kernel is specialized for several argument signatures, for a
-// target without workgroups (the CPU) and one with them (the GPUs), the IR is verified (and again
-// after the debug mode's bounds checks), every generator runs: the LLVM CPU generator and the
-// CUDA, HIP, OpenCL C, Level Zero and Metal printers, and the IR and its index-range proof go
-// through a front-end record's bytes and back unchanged. Objects of the file's device classes are
-// among the arguments, their attributes named after the `.name`s the text reads.
+// and as Module::from_source loads it, function by function), every kernel is specialized for
+// several argument signatures, for a target without workgroups (the CPU) and one with them (the
+// GPUs), the IR is verified (and again after the debug mode's bounds checks), every generator runs:
+// the LLVM CPU generator and the CUDA, HIP, OpenCL C, Level Zero and Metal printers, and the IR and
+// its index-range proof go through a front-end record's bytes and back unchanged. Objects of the
+// file's device classes are among the arguments, their attributes named after the `.name`s the text
+// reads.
 //
 // Expected outcomes are a CompileError or TypeError (the language refuses the kernel) and the
 // generators' documented refusals (f64 on Metal, atomics a target lacks). Anything else is a
@@ -28,7 +29,6 @@
 #include "codegen/llvm/llvm_codegen.hpp"
 #include "ir/index_ranges.hpp"
 #include "ir/passes.hpp"
-#include "ir/printer.hpp"
 #include "ir/serialize.hpp"
 #include "ir/verifier.hpp"
 #include "lang/load.hpp"
@@ -176,7 +176,8 @@ void generate(const tack::ir::Kernel& k, bool cpu) {
 }
 
 // A front-end record's round trip (runtime/front_end_record.hpp): the kernel and its index-range
-// proof written, read back and written again give the same bytes and the same printed IR.
+// proof written, read back and written again give the same bytes (the writer writes every field,
+// so equal bytes are an equal kernel).
 void round_trip(const tack::ir::Kernel& k) {
   std::string bytes;
   tack::ir::ByteWriter w(bytes);
@@ -187,13 +188,11 @@ void round_trip(const tack::ir::Kernel& k) {
   std::optional<tack::ir::IndexProof> proof;
   if (back) proof = tack::ir::read_proof(r, *back);
   if (!proof || !r.at_end()) finding("the record's reader", "refused what the writer wrote");
-  tack::ir::verify(*back, "the record's round trip");
   std::string again;
   tack::ir::ByteWriter w2(again);
   tack::ir::write_kernel(w2, *back);
   tack::ir::write_proof(w2, *proof);
-  if (again != bytes || tack::ir::print(*back, {.locations = true}) !=
-                            tack::ir::print(k, {.locations = true}))
+  if (again != bytes)
     finding("the record's round trip", "the kernel read back differs from the one written");
 }
 
