@@ -32,16 +32,18 @@ echo "$out" | grep -q "^cache: $mine (on)" || fail "info: $out"
 mkfifo "$mine/cpu-0123.tck"
 out=$(TACK_CACHE_DIR=$mine timeout 60 "$tack" cache stats) || fail "stats hung or failed"
 echo "$out" | grep -q "^enabled: yes$" || fail "stats: $out"
-# Three entries: the kernel, the tack.algorithms sum that `tack run` prints of each array, and
-# LLVM's description of this CPU (cpu_host-*, docs/backends.md).
-echo "$out" | grep -q "^entries: 3$" || fail "stats: $out"
+# Five entries: the kernel, the tack.algorithms sum that `tack run` prints of each array, the
+# front-end record of each (front_end-*), and LLVM's description of this CPU (cpu_host-*,
+# docs/backends.md).
+echo "$out" | grep -q "^entries: 5$" || fail "stats: $out"
 echo "$out" | grep -q "^unusable: 1 file" || fail "stats: $out"
 out=$(TACK_CACHE_DIR=$mine timeout 60 "$tack" cache ls) || fail "ls"
 # One line per entry (kernel, argument types, backend, size, age, file); the host's has no kernel.
 [ "$(echo "$out" | grep -Ec '^twice +f32\[\], f32\[\] +cpu +[0-9]+ +[0-9]+[smhd]  cpu-[0-9a-f]+\.tck$')" = 1 ] &&
+  [ "$(echo "$out" | grep -Ec '^twice +f32\[\], f32\[\] +front_end +[0-9]+ +[0-9]+[smhd]  front_end-[0-9a-f]+\.tck$')" = 1 ] &&
   [ "$(echo "$out" | grep -Ec '^- +- +cpu_host .* cpu_host-[0-9a-f]+\.tck$')" = 1 ] || fail "ls: $out"
 out=$(TACK_CACHE_DIR=$mine timeout 60 "$tack" cache clear) || fail "clear: $out"
-echo "$out" | grep -Eq "^removed 3 entries \([0-9]+ bytes\) and 1 leftover file from $mine" || fail "clear: $out"
+echo "$out" | grep -Eq "^removed 5 entries \([0-9]+ bytes\) and 1 leftover file from $mine" || fail "clear: $out"
 [ -z "$(ls -A "$mine")" ] || fail "clear left: $(ls -A "$mine")"
 out=$(TACK_CACHE_DIR=$mine "$tack" cache ls) || fail "ls"
 [ "$out" = "the cache in $mine is empty" ] || fail "ls of an empty cache: $out"

@@ -148,8 +148,33 @@ std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
 
 namespace {
 
-// Builds a variant: checks the dtypes against the backend, specializes (or reads the front end's
-// record), adds debug checks.
+// The front end's result for the call's types: from its record in the disk cache, else specialized
+// now (with debug mode's index checks), its index ranges proved, and recorded.
+FrontEndResult front_end_of(const KernelState& ks, const CallTypes& c,
+                            const sema::TargetRules& rules) {
+  const bool debug_checks = debug();
+  const std::string record_key =
+      front_end_record_key(*ks.source, ks.name, c.types, rules, debug_checks);
+  if (!record_key.empty())
+    if (std::optional<FrontEndResult> recorded = load_front_end_record(record_key, *ks.source)) {
+      stats().front_end_records++;
+      return std::move(*recorded);
+    }
+  stats().front_end_runs++;
+  FrontEndResult r;
+  r.ir = sema::specialize(*ks.source->module(), ks.name, c.types, rules);
+  if (debug_checks) {
+    ir::insert_bounds_checks(r.ir);
+    ir::verify(r.ir, "bounds checks");
+  }
+  // Printed once for every build's key, not again at each compile or cache lookup.
+  r.printed_ir = ir::print(r.ir, {.locations = r.ir.debug});
+  r.proof = ir::prove_index_ranges(r.ir);
+  if (!record_key.empty()) store_front_end_record(record_key, *ks.source, r);
+  return r;
+}
+
+// Builds a variant: checks the dtypes against the backend, then takes the front end's result.
 std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c) {
   Backend* backend = c.device.impl();
   const BackendInfo& info = backend->info();
@@ -177,31 +202,12 @@ std::unique_ptr<Variant> make_variant(const KernelState& ks, const CallTypes& c)
   rules.supports_workgroups = info.supports_workgroups;
   rules.hardware_textures = info.supports_hardware_textures;
   rules.atomic_dtypes = info.supported_atomic_dtypes;
-  const bool debug_checks = debug();
-  const std::string record_key =
-      front_end_record_key(*ks.source, ks.name, c.types, rules, debug_checks);
-  std::optional<FrontEndResult> front_end;
-  if (!record_key.empty()) front_end = load_front_end_record(record_key, *ks.source);
-  if (front_end) {
-    stats().front_end_records++;
-  } else {
-    stats().front_end_runs++;
-    front_end.emplace();
-    front_end->ir = sema::specialize(*ks.source->module(), ks.name, c.types, rules);
-    if (debug_checks) {
-      ir::insert_bounds_checks(front_end->ir);
-      ir::verify(front_end->ir, "bounds checks");
-    }
-    // Printed once for every build's key, not again at each compile or cache lookup.
-    front_end->printed_ir = ir::print(front_end->ir, {.locations = front_end->ir.debug});
-    front_end->proof = ir::prove_index_ranges(front_end->ir);
-    if (!record_key.empty()) store_front_end_record(record_key, *ks.source, *front_end);
-  }
+  FrontEndResult front_end = front_end_of(ks, c, rules);
   auto v = std::make_unique<Variant>();
-  v->ir = std::move(front_end->ir);
-  v->printed_ir = std::move(front_end->printed_ir);
+  v->ir = std::move(front_end.ir);
+  v->printed_ir = std::move(front_end.printed_ir);
   v->types = c.types;
-  v->index_check = IndexRangeCheck(std::move(front_end->proof));
+  v->index_check = IndexRangeCheck(std::move(front_end.proof));
   v->backend = backend;
   v->device = c.device.index();
   v->column_offset = ks.source->file().column_offset();
