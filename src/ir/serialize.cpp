@@ -1,11 +1,11 @@
 #include "ir/serialize.hpp"
 
-#include "ir/verifier.hpp"
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <span>
+
+#include "ir/verifier.hpp"
 
 namespace tack::ir {
 
@@ -23,14 +23,18 @@ T little_endian(T v) {
 
 }  // namespace
 
-void ByteWriter::u32(uint32_t v) {
+template <typename T>
+void ByteWriter::word(T v) {
   v = little_endian(v);
   out_.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
+void ByteWriter::u32(uint32_t v) {
+  word(v);
+}
+
 void ByteWriter::u64(uint64_t v) {
-  v = little_endian(v);
-  out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  word(v);
 }
 
 void ByteWriter::str(std::string_view s) {
@@ -52,20 +56,21 @@ uint8_t ByteReader::u8() {
 }
 
 // A record is read at every new process's first call of its kernel: whole words, not bytes.
-uint32_t ByteReader::u32() {
-  if (!take(4)) return 0;
-  uint32_t v;
+template <typename T>
+T ByteReader::word() {
+  if (!take(sizeof(T))) return 0;
+  T v;
   std::memcpy(&v, in_.data() + pos_, sizeof v);
   pos_ += sizeof v;
   return little_endian(v);
 }
 
+uint32_t ByteReader::u32() {
+  return word<uint32_t>();
+}
+
 uint64_t ByteReader::u64() {
-  if (!take(8)) return 0;
-  uint64_t v;
-  std::memcpy(&v, in_.data() + pos_, sizeof v);
-  pos_ += sizeof v;
-  return little_endian(v);
+  return word<uint64_t>();
 }
 
 std::string_view ByteReader::str() {

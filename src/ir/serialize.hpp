@@ -23,6 +23,8 @@ class ByteWriter {
   void str(std::string_view s);
 
  private:
+  template <typename T>
+  void word(T v);
   std::string& out_;
 };
 
@@ -43,6 +45,8 @@ class ByteReader {
 
  private:
   bool take(size_t n);
+  template <typename T>
+  T word();
   std::string_view in_;
   size_t pos_ = 0;
   bool failed_ = false;

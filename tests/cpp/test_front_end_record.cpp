@@ -66,21 +66,14 @@ def everything(x, counts, out, scale) -> tack.f32:
     return total
 )";
 
-constexpr const char* kGroups = R"(import tack
+// The shared test kernels with shared memory, barriers and block collectives.
+std::string workgroups_file() {
+  std::ifstream in(test::kernels_dir() + "/workgroups.py");
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
 
-@tack.kernel
-def groups(x, sums, out):
-    tile = tack.shared_like(x, 256)
-    for i in range(x.shape[0]):
-        t = tack.thread_id()
-        tile[t] = x[i]
-        tack.barrier()
-        out[i] = tile[255 - t]
-        sums[i] = tack.block_sum(x[i])
-)";
-
-ir::Kernel specialized(const char* text, const std::string& kernel, std::vector<ArgType> types,
-                       const sema::TargetRules& rules = {}) {
+ir::Kernel specialized(const std::string& text, const std::string& kernel,
+                       std::vector<ArgType> types, const sema::TargetRules& rules = {}) {
   auto module = lang::load_module(std::make_shared<const SourceFile>("record.py", text));
   return sema::specialize(*module, kernel, types, rules);
 }
@@ -136,8 +129,12 @@ TEST(FrontEndRecord, TheIrReadBackIsTheIrWritten) {
   ir::Kernel everything =
       specialized(kEverything, "everything", {kF32s, kI32s, kF32s, ArgType::scalar(DType::F32)});
   expect_same(everything, round_trip(everything));
-  ir::Kernel groups = specialized(kGroups, "groups", {kF32s, kF32s, kF32s}, gpu);
-  expect_same(groups, round_trip(groups));
+  const std::string workgroups = workgroups_file();
+  ir::Kernel tiles = specialized(workgroups, "reverse_tiles", {kF32s, kF32s}, gpu);
+  expect_same(tiles, round_trip(tiles));
+  ir::Kernel blocks =
+      specialized(workgroups, "block_reductions", {kF32s, kF32s, kF32s, kF32s}, gpu);
+  expect_same(blocks, round_trip(blocks));
   // Debug mode's index checks, and every location, survive too.
   ir::insert_bounds_checks(everything);
   expect_same(everything, round_trip(everything));
