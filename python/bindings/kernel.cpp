@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <new>
@@ -54,6 +55,8 @@ std::optional<std::string> plain_file_text(PyObject* filename) {
       second_line == std::string::npos ? second_line : text->find('\n', second_line + 1);
   if (std::string_view(*text).substr(0, third_line).find("coding") != std::string_view::npos)
     return std::nullopt;
+  // ASCII is UTF-8; other text is checked by Python's decoder (which would build a str of it).
+  if (std::all_of(text->begin(), text->end(), [](char c) { return (c & 0x80) == 0; })) return text;
   PyObject* decoded =
       PyUnicode_DecodeUTF8(text->data(), static_cast<Py_ssize_t>(text->size()), "strict");
   if (!decoded) {
