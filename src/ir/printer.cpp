@@ -37,6 +37,16 @@ class Printer {
     out_ += ')';
   }
 
+  // "%name": with local_ids, "%name#id", since inlining gives several locals one name.
+  void local(int id) const {
+    out_ += '%';
+    out_ += k_.locals[static_cast<size_t>(id)].name;
+    if (options_.local_ids) {
+      out_ += '#';
+      integer(id);
+    }
+  }
+
   // " operand operand..."
   void operand_list(std::span<const ExprPtr> operands) const {
     for (const auto& o : operands) {
@@ -61,8 +71,7 @@ class Printer {
         }
         return;
       case Op::Local:
-        out_ += '%';
-        out_ += k_.locals[e.index].name;
+        local(e.index);
         return;
       case Op::Param:
         out_ += '$';
@@ -126,8 +135,7 @@ class Printer {
     out_.append(depth * 2, ' ');
     switch (s.kind) {
       case Stmt::Kind::Assign:
-        out_ += '%';
-        out_ += k_.locals[s.index].name;
+        local(s.index);
         out_ += " = ";
         expr(*s.value);
         out_ += '\n';
@@ -156,7 +164,9 @@ class Printer {
         block(s.body, depth + 1);
         break;
       case Stmt::Kind::For:
-        format("for %{} in ", k_.locals[s.index].name);
+        out_ += "for ";
+        local(s.index);
+        out_ += " in ";
         range(*s.start, *s.stop, *s.step);
         out_ += ":\n";
         block(s.body, depth + 1);
@@ -212,20 +222,30 @@ class Printer {
       if (p.is_local_array())
         format("  {} %{}: {}[{}]\n", p.shared ? "shared" : "local", p.name,
                dtype_name(p.type.dtype), p.local_size);
-    for (const Local& l : k_.locals) format("  local %{}: {}\n", l.name, to_string(l.type));
+    for (size_t i = 0; i < k_.locals.size(); ++i) {
+      out_ += "  local ";
+      local(static_cast<int>(i));
+      format(": {}\n", to_string(k_.locals[i].type));
+    }
     block(k_.prelude, 1);
     out_ += "  parallel for";
     for (size_t d = 0; d < k_.dims.size(); ++d) {
       const LoopDim& dim = k_.dims[d];
-      format("{} %{} in ", d ? "," : "", k_.locals[dim.var].name);
+      out_ += d ? ", " : " ";
+      local(dim.var);
+      out_ += " in ";
       range(*dim.start, *dim.stop, *dim.step);
     }
     out_ += ":\n";
     block(k_.body, 2);
     for (const Reduction& r : k_.reductions) {
-      format("  reduce {} %{} from ", op_name(r.op), k_.locals[r.acc].name);
+      format("  reduce {} ", op_name(r.op));
+      local(r.acc);
+      out_ += " from ";
       expr(*r.identity);
-      format(" into %{} through {}\n", k_.locals[r.init].name, k_.params[r.partials].name);
+      out_ += " into ";
+      local(r.init);
+      format(" through {}\n", k_.params[r.partials].name);
     }
     block(k_.epilogue, 1);
     if (k_.result) {

@@ -25,9 +25,10 @@ namespace tack::detail {
 inline constexpr const char* kFrontEndRecordKind = "front_end";
 
 struct FrontEndResult {
-  ir::Kernel ir;           // specialized, with index checks in debug mode
-  std::string printed_ir;  // ir::print(ir), with locations in debug mode: part of the code's key
-  ir::IndexProof proof;    // ir::prove_index_ranges(ir), which each launch checks
+  ir::Kernel ir;  // specialized, with index checks in debug mode
+  // ir::print(ir) with local ids, and locations in debug mode: part of the code's key.
+  std::string printed_ir;
+  ir::IndexProof proof;  // ir::prove_index_ranges(ir), which each launch checks
 };
 
 // The key of the record; empty where none applies: an argument is an object of a device class

@@ -142,8 +142,8 @@ std::string cache_key(const std::string& printed_ir, bool debug, const std::stri
 
 std::string variant_cache_key(const ir::Kernel& k, const std::string& backend,
                               const std::string& target, bool no_alias, bool streams) {
-  return cache_key(ir::print(k, {.locations = k.debug}), k.debug, backend, target, no_alias,
-                   streams);
+  return cache_key(ir::print(k, {.locations = k.debug, .local_ids = true}), k.debug, backend,
+                   target, no_alias, streams);
 }
 
 namespace {
@@ -168,7 +168,7 @@ FrontEndResult front_end_of(const KernelState& ks, const CallTypes& c,
     ir::verify(r.ir, "bounds checks");
   }
   // Printed once for every build's key, not again at each compile or cache lookup.
-  r.printed_ir = ir::print(r.ir, {.locations = r.ir.debug});
+  r.printed_ir = ir::print(r.ir, {.locations = r.ir.debug, .local_ids = true});
   r.proof = ir::prove_index_ranges(r.ir);
   if (!record_key.empty()) store_front_end_record(record_key, *ks.source, r);
   return r;

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 
@@ -138,6 +139,41 @@ TEST(FrontEndRecord, TheIrReadBackIsTheIrWritten) {
   // Debug mode's index checks, and every location, survive too.
   ir::insert_bounds_checks(everything);
   expect_same(everything, round_trip(everything));
+}
+
+// Inlining gives several locals one name; the code's key (printed with local ids) tells apart two
+// kernels that differ only in which of them an expression reads, which names alone do not.
+TEST(FrontEndRecord, TheCodesKeyTellsSameNamedLocalsApart) {
+  ir::Kernel k =
+      specialized(kEverything, "everything", {kF32s, kI32s, kF32s, ArgType::scalar(DType::F32)});
+  // A read of a local, and another local of the same name and type.
+  ir::Expr* read = nullptr;
+  int other = -1;
+  std::function<void(ir::Expr&)> visit = [&](ir::Expr& e) {
+    for (auto& o : e.operands) visit(*o);
+    if (read || e.op != ir::Op::Local) return;
+    for (size_t i = 0; i < k.locals.size(); ++i)
+      if (static_cast<int>(i) != e.index && k.locals[i].name == k.locals[e.index].name &&
+          k.locals[i].type == k.locals[e.index].type) {
+        read = &e;
+        other = static_cast<int>(i);
+        return;
+      }
+  };
+  std::function<void(ir::Block&)> walk = [&](ir::Block& b) {
+    for (auto& s : b) {
+      for (ir::ExprPtr* e : {&s->value, &s->cond, &s->start, &s->stop, &s->step})
+        if (*e) visit(**e);
+      walk(s->body);
+      walk(s->orelse);
+    }
+  };
+  walk(k.body);
+  ASSERT_NE(read, nullptr) << "the kernel inlines clamp twice: two locals of each name";
+  const std::string names = ir::print(k), key = ir::print(k, {.local_ids = true});
+  read->index = other;
+  EXPECT_EQ(ir::print(k), names);
+  EXPECT_NE(ir::print(k, {.local_ids = true}), key);
 }
 
 TEST(FrontEndRecord, DamagedBytesNeverReadAsAKernel) {
