@@ -1,6 +1,7 @@
 // Decorated kernels: tack.Kernel wraps a Python function. At its first call the function's source
-// text, file, first line and a resolver for its free names go to tack::Module::from_function;
-// every call converts its arguments here, in C++, and runs tack::Kernel::call without the GIL.
+// text, file, first line and a resolver for its free names become the kernel's module source
+// (runtime/module_source.hpp), parsed only where no front-end record serves; every call converts
+// its arguments here, in C++, and runs tack::Kernel::call without the GIL.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
