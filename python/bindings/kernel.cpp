@@ -75,9 +75,17 @@ std::optional<std::string> definition_at(std::string_view text, int first_line) 
   return std::nullopt;
 }
 
-// A function's definition as read from its file here: what tack._kernel._source_of finds first,
-// without running its Python code at every first call of a kernel. nullopt where Python must read
-// the file (linecache holds it, or it is not plain UTF-8) or has no file.
+// The definition starting at `first_line` of the file, read here where it is plain UTF-8
+// (plain_file_text), else nullopt: a fifth of a warm first call in Python went to opening, reading
+// and decoding the file there.
+std::optional<std::string> definition_in_file(PyObject* filename, int first_line) {
+  std::optional<std::string> text = plain_file_text(filename);
+  return text ? definition_at(*text, first_line) : std::nullopt;
+}
+
+// A function's definition as read from its file here, the first thing tack._kernel._source_of
+// tries (and ensure(), without running Python code). nullopt where Python must read the file
+// (linecache holds it, or it is not plain UTF-8) or it has no file.
 struct Definition {
   std::string source, filename;
   int first_line = 1;
@@ -93,8 +101,7 @@ std::optional<Definition> definition_here(const nb::object& fn) {
   if (cached) return std::nullopt;
   Definition d;
   d.first_line = nb::cast<int>(code.attr("co_firstlineno"));
-  std::optional<std::string> text = plain_file_text(filename.ptr());
-  std::optional<std::string> source = text ? definition_at(*text, d.first_line) : std::nullopt;
+  std::optional<std::string> source = definition_in_file(filename.ptr(), d.first_line);
   if (!source) return std::nullopt;
   d.source = std::move(*source);
   d.filename = nb::cast<std::string>(filename);
@@ -396,11 +403,14 @@ void bind_kernel(nb::module_& m) {
   m.def("_set_builder", [](nb::object b) { builder() = std::move(b); });
   m.def("_definition_at",
         [](const std::string& text, int first_line) { return definition_at(text, first_line); });
-  // The same, read from the file here where it is plain UTF-8 (plain_file_text), else None: a
-  // fifth of a warm first call in Python went to opening, reading and decoding the file there.
-  m.def("_definition_in_file", [](nb::str filename, int first_line) -> std::optional<std::string> {
-    std::optional<std::string> text = plain_file_text(filename.ptr());
-    return text ? definition_at(*text, first_line) : std::nullopt;
+  // The same, read from the file here where it is plain UTF-8, else None.
+  m.def("_definition_in_file", [](nb::str filename, int first_line) {
+    return definition_in_file(filename.ptr(), first_line);
+  });
+  // A function's definition read from its file here unless linecache holds it, else None.
+  m.def("_definition_here", [](nb::object fn) -> std::optional<std::string> {
+    std::optional<Definition> d = definition_here(fn);
+    return d ? std::optional<std::string>(std::move(d->source)) : std::nullopt;
   });
 
   nb::class_<VariantInfo>(m, "KernelVariant",

@@ -162,9 +162,7 @@ def _source_of(fn):
     # fallback, tokenizes: milliseconds at first). The core reads a plain UTF-8 file itself; a
     # file with a BOM, an encoding declaration or carriage returns, one linecache already holds
     # (it may have changed since) and a notebook cell are the text Python reads (linecache).
-    source = None
-    if code.co_filename not in _linecache.cache:
-        source = _tack._definition_in_file(code.co_filename, code.co_firstlineno)
+    source = _tack._definition_here(fn)
     if source is None:
         text = "".join(_linecache.getlines(code.co_filename, fn.__globals__))
         source = _tack._definition_at(text, code.co_firstlineno) if text else None

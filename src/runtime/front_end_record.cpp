@@ -1,6 +1,5 @@
 #include "runtime/front_end_record.hpp"
 
-#include <fmt/format.h>
 #include <algorithm>
 
 #include "ir/serialize.hpp"

@@ -113,12 +113,6 @@ uint64_t scalar_bits(const Arg& a, DType t) {
   return bits;
 }
 
-std::string hex64(uint64_t h) {
-  std::string out;
-  append_hex(out, h, 16);
-  return out;
-}
-
 }  // namespace
 
 // Everything that changes the artifact: Tack's version and sources (the generators that made it),
@@ -223,7 +217,8 @@ CompileOptions build_options(const Variant& v, int build, std::string* key) {
   o.streams = build & 2;
   *key =
       cache_key(v.printed_ir, v.ir.debug, v.backend->info().name, v.target, o.no_alias, o.streams);
-  o.symbol_prefix = "tack_" + hex64(XXH3_64bits(key->data(), key->size()));
+  o.symbol_prefix = "tack_";
+  append_hex(o.symbol_prefix, XXH3_64bits(key->data(), key->size()), 16);
   return o;
 }
 

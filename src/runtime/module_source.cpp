@@ -1,6 +1,5 @@
 #include "runtime/module_source.hpp"
 
-#include <fmt/format.h>
 #include <algorithm>
 #include <bit>
 
