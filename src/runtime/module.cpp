@@ -1,7 +1,6 @@
 // Building modules: a kernels file, or one function handed over by a host language with a resolver
 // of its free names, parsed and resolved into a lang::ResolvedModule.
 #include <fmt/format.h>
-#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
