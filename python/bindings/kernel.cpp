@@ -8,12 +8,14 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 #include <deque>
 #include <memory>
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ext.hpp"
@@ -31,18 +33,47 @@ nb::object& builder() {
   return *b;
 }
 
+// A kernels file's text as read before, kept for the other kernels of the file, whose first calls
+// would read it again (a tenth of such a call). It serves while the file's status is the one it was
+// read with; only a file last changed well before it was read is kept, since a change within the
+// file system's timestamp granularity (2 s on FAT) after the read could keep its size and times
+// (git's index keeps its "racy" entries out the same way). Touched with the GIL held.
+struct KeptFileText {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  timespec modified{}, changed{};
+  std::string text;
+
+  bool describes(const struct stat& st) const {
+    return st.st_dev == device && st.st_ino == inode && st.st_size == size &&
+           same(st.st_mtim, modified) && same(st.st_ctim, changed);
+  }
+  static bool same(const timespec& a, const timespec& b) {
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+  }
+};
+
+std::unordered_map<std::string, KeptFileText>& kept_file_texts() {
+  static auto* texts = new std::unordered_map<std::string, KeptFileText>();  // leaked, as builder()
+  return *texts;
+}
+
+// Whether a file last changed at `st`'s times is kept: the times are more than the coarsest
+// granularity in the past.
+bool settled(const struct stat& st) {
+  constexpr time_t kGranularity = 3;  // seconds, more than FAT's 2
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return std::max(st.st_mtim.tv_sec, st.st_ctim.tv_sec) + kGranularity < now.tv_sec;
+}
+
 // The text of a kernels file where Python would read the same text from it: plain UTF-8, with no
 // byte-order mark, no encoding declaration (on its first two lines) and no carriage return (which
 // Python reads as a line break). Otherwise, or where it cannot be read, nullopt: Python reads it.
-std::optional<std::string> plain_file_text(PyObject* filename) {
-  PyObject* encoded = PyUnicode_EncodeFSDefault(filename);
-  if (!encoded) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
+std::optional<std::string> read_plain_text(const char* path) {
   // Not blocking on a FIFO, which is no kernels file.
-  cache_file::Fd fd(::open(PyBytes_AS_STRING(encoded), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  Py_DECREF(encoded);
+  cache_file::Fd fd(::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   struct stat st {};
   if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   // A byte more than its size: a file that grew while it was read is left to Python.
@@ -57,15 +88,36 @@ std::optional<std::string> plain_file_text(PyObject* filename) {
   if (std::string_view(*text).substr(0, third_line).find("coding") != std::string_view::npos)
     return std::nullopt;
   // ASCII is UTF-8; other text is checked by Python's decoder (which would build a str of it).
-  if (std::all_of(text->begin(), text->end(), [](char c) { return (c & 0x80) == 0; })) return text;
-  PyObject* decoded =
-      PyUnicode_DecodeUTF8(text->data(), static_cast<Py_ssize_t>(text->size()), "strict");
-  if (!decoded) {
+  if (!std::all_of(text->begin(), text->end(), [](char c) { return (c & 0x80) == 0; })) {
+    PyObject* decoded =
+        PyUnicode_DecodeUTF8(text->data(), static_cast<Py_ssize_t>(text->size()), "strict");
+    if (!decoded) {
+      PyErr_Clear();
+      return std::nullopt;
+    }
+    Py_DECREF(decoded);
+  }
+  if (settled(st))
+    kept_file_texts()[path] =
+        KeptFileText{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim, *text};
+  return text;
+}
+
+// read_plain_text's answer, kept from an earlier read where the file is unchanged.
+std::optional<std::string> plain_file_text(PyObject* filename) {
+  PyObject* encoded = PyUnicode_EncodeFSDefault(filename);
+  if (!encoded) {
     PyErr_Clear();
     return std::nullopt;
   }
-  Py_DECREF(decoded);
-  return text;
+  const std::string path = PyBytes_AS_STRING(encoded);
+  Py_DECREF(encoded);
+  if (auto kept = kept_file_texts().find(path); kept != kept_file_texts().end()) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && kept->second.describes(st)) return kept->second.text;
+    kept_file_texts().erase(kept);
+  }
+  return read_plain_text(path.c_str());
 }
 
 // The text of the definition starting at `first_line` of a file's text, or nullopt: what
@@ -95,7 +147,8 @@ std::optional<Definition> definition_here(const nb::object& fn) {
   if (code.is_none()) return std::nullopt;
   nb::object filename = code.attr("co_filename");
   if (!PyUnicode_Check(filename.ptr())) return std::nullopt;
-  nb::object cache = nb::module_::import_("linecache").attr("cache");
+  static PyObject* linecache = nb::module_::import_("linecache").release().ptr();  // kept
+  nb::object cache = nb::borrow(linecache).attr("cache");
   const int cached = PySequence_Contains(cache.ptr(), filename.ptr());
   if (cached < 0) throw nb::python_error();
   if (cached) return std::nullopt;
@@ -153,23 +206,102 @@ NameResolver name_resolver(nb::object resolver) {
 
 namespace {
 
+// Whether `value` is the tack module or tack.math, which a kernel's names mean as the module.
+bool is_tack_module(PyObject* value) {
+  static PyObject* tack = nullptr;  // kept: a module's identity outlives any kernel
+  static PyObject* math = nullptr;
+  if (!tack) {
+    nb::module_ t = nb::module_::import_("tack");
+    math = nb::object(t.attr("math")).release().ptr();
+    tack = t.release().ptr();
+  }
+  return value == tack || value == math;
+}
+
+// What `name` means in a kernel's own scope where no Python code is needed to say it, as
+// tack._kernel's resolver would answer: the tack module, which `@tack.kernel` names, and, given
+// `unbound_is_unknown`, a name its globals do not bind (its locals, range, len...), which is
+// nothing until the resolver has handed over a device function from another module. nullopt for
+// anything else, a name of its closure and a kernel decorated inside a function (its enclosing
+// scope): the resolver answers.
+std::optional<ExternalName> answer_here(PyObject* fn, const std::string& name,
+                                        bool unbound_is_unknown) {
+  if (!PyFunction_Check(fn)) return std::nullopt;
+  PyObject* globals = PyFunction_GetGlobals(fn);
+  if (!PyDict_CheckExact(globals)) return std::nullopt;
+  nb::object attributes = nb::getattr(fn, "__dict__");
+  if (!PyDict_Check(attributes.ptr()) ||
+      PyDict_GetItemString(attributes.ptr(), "__tack_scope__") != nullptr)
+    return std::nullopt;
+  nb::str key(name.data(), name.size());
+  nb::object closure_names = nb::borrow(PyFunction_GetCode(fn)).attr("co_freevars");
+  const int in_closure = PySequence_Contains(closure_names.ptr(), key.ptr());
+  if (in_closure != 0) {
+    if (in_closure < 0) throw nb::python_error();
+    return std::nullopt;
+  }
+  PyObject* value = PyDict_GetItemWithError(globals, key.ptr());
+  if (!value) {
+    if (PyErr_Occurred()) throw nb::python_error();
+    return unbound_is_unknown ? std::optional(ExternalName{}) : std::nullopt;
+  }
+  if (!is_tack_module(value)) return std::nullopt;
+  ExternalName n;
+  n.kind = ExternalName::Kind::TackModule;
+  return n;
+}
+
+// The resolver of a kernel whose definition was read here: what answer_here says without Python
+// code (all that a kernel served by its front-end record usually asks), the rest from
+// tack._kernel's resolver, made when first needed (the builder's call was a tenth of the first
+// call of a file's second kernel).
+NameResolver kernel_resolver(nb::object fn) {
+  struct State {
+    std::shared_ptr<nb::object> fn;
+    NameResolver python;  // tack._kernel's, once made; set and copied with the GIL held
+  };
+  auto state = std::make_shared<State>(State{shared_object(std::move(fn)), {}});
+  return [state](const std::string& name) -> ExternalName {
+    nb::gil_scoped_acquire gil;
+    NameResolver python;
+    try {
+      if (std::optional<ExternalName> a = answer_here(state->fn->ptr(), name, !state->python))
+        return *a;
+      if (!state->python) {
+        nb::tuple r = nb::cast<nb::tuple>(builder()(*state->fn, true));
+        // The builder ran Python code, so another thread may have made one meanwhile.
+        if (!state->python) state->python = name_resolver(nb::borrow(r[3]));
+      }
+      python = state->python;  // a copy: another thread's assignment cannot end it while it runs
+    } catch (const nb::python_error& e) {
+      throw Error("looking up the name '" + name + "' failed: " + e.what());
+    }
+    return python(name);
+  };
+}
+
 const Kernel& ensure(KernelObject& k) {
   if (k.kernel) return *k.kernel;
   if (!builder().is_valid()) throw Error("tack._tack is used without the tack package");
-  // The builder reads the source itself only where it could not be read here.
+  // Where the definition could not be read here, the builder reads it and makes the resolver;
+  // otherwise the resolver is made here, and Python's only when first needed (kernel_resolver).
   std::optional<Definition> here = definition_here(k.fn);
-  nb::tuple r = nb::cast<nb::tuple>(builder()(k.fn, here.has_value()));
-  if (!here)
+  NameResolver resolve;
+  if (here) {
+    resolve = kernel_resolver(k.fn);
+  } else {
+    nb::tuple r = nb::cast<nb::tuple>(builder()(k.fn, false));
     here =
         Definition{nb::cast<std::string>(r[0]), nb::cast<std::string>(r[1]), nb::cast<int>(r[2])};
+    resolve = name_resolver(nb::borrow(r[3]));
+  }
   auto& [source, filename, first_line] = *here;
   // Parsed and resolved at the first call only where the disk cache holds no front-end record of
   // it (runtime/front_end_record.hpp), so its errors are raised there.
-  Kernel built =
-      detail::make_kernel(std::make_shared<const detail::ModuleSource>(
-                              detail::function_source(std::move(source), filename, first_line),
-                              name_resolver(nb::borrow(r[3]))),
-                          k.name, /*check_now=*/false);
+  Kernel built = detail::make_kernel(
+      std::make_shared<const detail::ModuleSource>(
+          detail::function_source(std::move(source), filename, first_line), std::move(resolve)),
+      k.name, /*check_now=*/false);
   // The builder ran Python code, so another thread may have built the kernel meanwhile and be
   // calling it without the GIL: keep the first one. (Nothing below releases the GIL.)
   if (!k.kernel) k.kernel = std::move(built);

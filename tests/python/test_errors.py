@@ -1,6 +1,7 @@
 """Every error path, as the Python exception the user's code sees."""
 import os
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -216,6 +217,31 @@ def test_the_core_reads_only_plain_utf8_kernels_files(tmp_path):
     assert _tack._definition_in_file(str(fifo), 1) is None  # answered without waiting for a writer
     assert _tack._definition_in_file("<string>", 1) is None
     assert _tack._definition_in_file("bad\udcffname.py", 1) is None
+
+
+def test_a_kernels_file_kept_from_an_earlier_read_is_read_again_once_changed(tmp_path):
+    # The core keeps a kernels file's text for the file's other kernels, but only once the file
+    # has not changed for a few seconds (a change within its timestamps' granularity could go
+    # unseen), and reads it again when it changes: same size and modification time included.
+    from tack import _tack
+
+    path = tmp_path / "kept.py"
+    text = "import tack\n\n@tack.kernel\ndef k(x):\n    x[0] = 1.0\n"
+    path.write_text(text)
+    time.sleep(3.5)  # settled: now kept
+    assert _tack._definition_in_file(str(path), 3).endswith("x[0] = 1.0\n")
+    modified = path.stat().st_mtime_ns
+    path.write_text(text.replace("1.0", "2.0"))
+    os.utime(path, ns=(modified, modified))
+    assert _tack._definition_in_file(str(path), 3).endswith("x[0] = 2.0\n")
+    replacement = tmp_path / "replacement.py"
+    replacement.write_text(text.replace("1.0", "3.0"))
+    os.replace(replacement, path)
+    assert _tack._definition_in_file(str(path), 3).endswith("x[0] = 3.0\n")
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert _tack._definition_in_file(str(path), 3) is None  # not plain now: Python reads it
+    path.unlink()
+    assert _tack._definition_in_file(str(path), 3) is None
 
 
 def test_func_and_builtins_are_not_host_callables():

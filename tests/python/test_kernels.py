@@ -1,6 +1,7 @@
 """Kernels of the shared kernels files (examples/kernels.py, tests/kernels/arith.py) and kernels
 written in the test, checked against NumPy: bit for bit where both compute the same operations in
 the same order (the CPU backend contracts no multiply-add and uses no fast math)."""
+import linecache
 import math
 
 import numpy as np
@@ -426,10 +427,11 @@ OFFSET = tack.constant(2.0)
 
 
 def test_the_resolver_is_asked_only_about_names_something_binds(monkeypatch):
-    # Each question to Python's resolver costs microseconds at a first call: the kernel's locals
-    # and builtins (bound to nothing in its module) are answered without one; the decorator's
-    # name, which Python evaluates outside the function's code, and the module's constant are
-    # asked, and the kernel computes with them.
+    # Each question to Python's resolver costs microseconds at a first call. The kernel's locals
+    # and builtins (bound to nothing in its module) are never asked. Where the core reads the
+    # kernel's definition itself (a plain file that linecache does not hold), it also answers the
+    # decorator's `tack` (which Python evaluates outside the function's code) without Python;
+    # where Python reads it, its resolver answers `tack`. The module's constant is asked either way.
     asked = []
     lookup = tack._kernel._lookup
 
@@ -447,8 +449,64 @@ def test_the_resolver_is_asked_only_about_names_something_binds(monkeypatch):
             out[i] = shifted
 
     x = np.arange(4, dtype=np.float64)
-    out = tack.empty((4,), dtype=tack.f64)
-    with_locals(tack.asarray(x), out)
-    np.testing.assert_array_equal(out.numpy(), x * 2 + 2)
-    assert "tack" in asked and "OFFSET" in asked
-    assert not {"i", "doubled", "shifted", "range"} & set(asked), asked
+    filename = with_locals.__wrapped__.__code__.co_filename
+    for python_reads in (False, True):
+        if python_reads:
+            linecache.getlines(filename)
+            # Another kernel object of the same function: made and resolved anew.
+            kernel = tack._tack.Kernel(with_locals.__wrapped__)
+        else:
+            linecache.cache.pop(filename, None)
+            kernel = with_locals
+        asked.clear()
+        out = tack.empty((4,), dtype=tack.f64)
+        kernel(tack.asarray(x), out)
+        np.testing.assert_array_equal(out.numpy(), x * 2 + 2)
+        assert set(asked) == ({"tack", "OFFSET"} if python_reads else {"OFFSET"}), python_reads
+
+
+RESOLVER_HELPERS = """
+import tack
+SCALE = tack.constant(3.0)
+
+@tack.func
+def scaled(v):
+    return v * SCALE
+"""
+
+RESOLVER_KERNELS = """
+import tack
+from resolver_helpers import scaled
+
+@tack.kernel
+def plain(x, out):
+    for i in range(x.shape[0]):
+        out[i] = scaled(x[i]) + tack.math.sqrt(4.0)
+
+def make(shift):
+    SHIFT = tack.constant(shift)
+
+    @tack.kernel
+    def shifted(x, out):
+        for i in range(x.shape[0]):
+            out[i] = scaled(x[i]) + SHIFT
+    return shifted
+"""
+
+
+def test_names_the_core_answers_mean_what_python_says(tmp_path, monkeypatch):
+    # Kernels of plain files that linecache does not hold: the core reads their definitions and
+    # answers `tack` and the unbound names itself, and leaves the rest to Python's resolver: a
+    # device function from another module, a constant of that module (not bound in the kernel's),
+    # a name of a closure and of the enclosing function's scope.
+    (tmp_path / "resolver_helpers.py").write_text(RESOLVER_HELPERS)
+    (tmp_path / "resolver_kernels.py").write_text(RESOLVER_KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import resolver_kernels
+
+    x = np.arange(8, dtype=np.float32)
+    out = tack.empty((8,))
+    resolver_kernels.plain(tack.asarray(x), out)
+    np.testing.assert_array_equal(out.numpy(), x * 3 + 2)
+    resolver_kernels.make(5.0)(tack.asarray(x), out)
+    np.testing.assert_array_equal(out.numpy(), x * 3 + 5)
