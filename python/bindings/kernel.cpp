@@ -33,51 +33,16 @@ nb::object& builder() {
   return *b;
 }
 
-// A kernels file's text as read before, kept for the other kernels of the file, whose first calls
-// would read it again (a tenth of such a call). It serves while the file's status is the one it was
-// read with; only a file last changed well before it was read is kept, since a change within the
-// file system's timestamp granularity (2 s on FAT) after the read could keep its size and times
-// (git's index keeps its "racy" entries out the same way). Touched with the GIL held.
-struct KeptFileText {
-  dev_t device = 0;
-  ino_t inode = 0;
-  off_t size = 0;
-  timespec modified{}, changed{};
-  std::string text;
-
-  bool describes(const struct stat& st) const {
-    return st.st_dev == device && st.st_ino == inode && st.st_size == size &&
-           same(st.st_mtim, modified) && same(st.st_ctim, changed);
-  }
-  static bool same(const timespec& a, const timespec& b) {
-    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
-  }
-};
-
-std::unordered_map<std::string, KeptFileText>& kept_file_texts() {
-  static auto* texts = new std::unordered_map<std::string, KeptFileText>();  // leaked, as builder()
-  return *texts;
-}
-
-// Whether a file last changed at `st`'s times is kept: the times are more than the coarsest
-// granularity in the past.
-bool settled(const struct stat& st) {
-  constexpr time_t kGranularity = 3;  // seconds, more than FAT's 2
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return std::max(st.st_mtim.tv_sec, st.st_ctim.tv_sec) + kGranularity < now.tv_sec;
-}
-
 // The text of a kernels file where Python would read the same text from it: plain UTF-8, with no
 // byte-order mark, no encoding declaration (on its first two lines) and no carriage return (which
 // Python reads as a line break). Otherwise, or where it cannot be read, nullopt: Python reads it.
-std::optional<std::string> read_plain_text(const char* path) {
+// `*st` is the status of the file read.
+std::optional<std::string> plain_file_text(const char* path, struct stat* st) {
   // Not blocking on a FIFO, which is no kernels file.
   cache_file::Fd fd(::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (fd.get() < 0 || ::fstat(fd.get(), st) != 0 || !S_ISREG(st->st_mode)) return std::nullopt;
   // A byte more than its size: a file that grew while it was read is left to Python.
-  const auto size = static_cast<size_t>(st.st_size);
+  const auto size = static_cast<size_t>(st->st_size);
   std::optional<std::string> text = cache_file::read_at(fd.get(), 0, size + 1);
   if (!text || text->size() != size || text->starts_with("\xef\xbb\xbf") ||
       text->find('\r') != std::string::npos)
@@ -88,36 +53,15 @@ std::optional<std::string> read_plain_text(const char* path) {
   if (std::string_view(*text).substr(0, third_line).find("coding") != std::string_view::npos)
     return std::nullopt;
   // ASCII is UTF-8; other text is checked by Python's decoder (which would build a str of it).
-  if (!std::all_of(text->begin(), text->end(), [](char c) { return (c & 0x80) == 0; })) {
-    PyObject* decoded =
-        PyUnicode_DecodeUTF8(text->data(), static_cast<Py_ssize_t>(text->size()), "strict");
-    if (!decoded) {
-      PyErr_Clear();
-      return std::nullopt;
-    }
-    Py_DECREF(decoded);
-  }
-  if (settled(st))
-    kept_file_texts()[path] =
-        KeptFileText{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim, *text};
-  return text;
-}
-
-// read_plain_text's answer, kept from an earlier read where the file is unchanged.
-std::optional<std::string> plain_file_text(PyObject* filename) {
-  PyObject* encoded = PyUnicode_EncodeFSDefault(filename);
-  if (!encoded) {
+  if (std::all_of(text->begin(), text->end(), [](char c) { return (c & 0x80) == 0; })) return text;
+  PyObject* decoded =
+      PyUnicode_DecodeUTF8(text->data(), static_cast<Py_ssize_t>(text->size()), "strict");
+  if (!decoded) {
     PyErr_Clear();
     return std::nullopt;
   }
-  const std::string path = PyBytes_AS_STRING(encoded);
-  Py_DECREF(encoded);
-  if (auto kept = kept_file_texts().find(path); kept != kept_file_texts().end()) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && kept->second.describes(st)) return kept->second.text;
-    kept_file_texts().erase(kept);
-  }
-  return read_plain_text(path.c_str());
+  Py_DECREF(decoded);
+  return text;
 }
 
 // The text of the definition starting at `first_line` of a file's text, or nullopt: what
@@ -127,12 +71,67 @@ std::optional<std::string> definition_at(std::string_view text, int first_line) 
   return std::nullopt;
 }
 
+// A plain kernels file as read before, kept for its other kernels, whose first calls would read
+// and search it again (a seventh of such a call). It serves while the file's status is the one it
+// was read with; only a file unchanged for more than 2 s before the read is kept, since a change
+// within the file system's timestamp granularity (2 s on FAT) after the read could leave its size
+// and times as they were (git's index keeps its "racy" entries out the same way).
+struct KeptFile {
+  struct stat status {};
+  std::string text;
+  std::unordered_map<int, std::optional<std::string>> definitions;  // by first line
+
+  bool describes(const struct stat& st) const {
+    return st.st_dev == status.st_dev && st.st_ino == status.st_ino &&
+           st.st_size == status.st_size && same(st.st_mtim, status.st_mtim) &&
+           same(st.st_ctim, status.st_ctim);
+  }
+  static bool same(const timespec& a, const timespec& b) {
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+  }
+  // Whether a file of this status may be kept: its times are more than the coarsest granularity
+  // in the past, so that any later change gives it other times.
+  static bool settled(const struct stat& st) {
+    constexpr time_t kGranularity = 2;  // seconds: FAT's
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    return std::max(st.st_mtim.tv_sec, st.st_ctim.tv_sec) + kGranularity < now.tv_sec;
+  }
+};
+
+// By path; used with the GIL held.
+std::unordered_map<std::string, KeptFile>& kept_files() {
+  static auto* files = new std::unordered_map<std::string, KeptFile>();  // leaked, as builder()
+  return *files;
+}
+
 // The definition starting at `first_line` of the file, read here where it is plain UTF-8
 // (plain_file_text), else nullopt: a fifth of a warm first call in Python went to opening, reading
 // and decoding the file there.
 std::optional<std::string> definition_in_file(PyObject* filename, int first_line) {
-  std::optional<std::string> text = plain_file_text(filename);
-  return text ? definition_at(*text, first_line) : std::nullopt;
+  PyObject* encoded = PyUnicode_EncodeFSDefault(filename);
+  if (!encoded) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  const std::string path = PyBytes_AS_STRING(encoded);
+  Py_DECREF(encoded);
+  struct stat st {};
+  auto kept = kept_files().find(path);
+  if (kept != kept_files().end() &&
+      (::stat(path.c_str(), &st) != 0 || !kept->second.describes(st))) {
+    kept_files().erase(kept);
+    kept = kept_files().end();
+  }
+  if (kept == kept_files().end()) {
+    std::optional<std::string> text = plain_file_text(path.c_str(), &st);
+    if (!text) return std::nullopt;
+    if (!KeptFile::settled(st)) return definition_at(*text, first_line);
+    kept = kept_files().insert_or_assign(path, KeptFile{st, std::move(*text), {}}).first;
+  }
+  auto [definition, added] = kept->second.definitions.try_emplace(first_line);
+  if (added) definition->second = definition_at(kept->second.text, first_line);
+  return definition->second;
 }
 
 // A function's definition as read from its file here, the first thing tack._kernel._source_of
