@@ -3,6 +3,7 @@ written in the test, checked against NumPy: bit for bit where both compute the s
 the same order (the CPU backend contracts no multiply-add and uses no fast math)."""
 import linecache
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -502,6 +503,8 @@ def test_names_the_core_answers_mean_what_python_says(tmp_path, monkeypatch):
     (tmp_path / "resolver_helpers.py").write_text(RESOLVER_HELPERS)
     (tmp_path / "resolver_kernels.py").write_text(RESOLVER_KERNELS)
     monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("resolver_kernels", "resolver_helpers"):  # this run's files, not an earlier run's
+        monkeypatch.delitem(sys.modules, name, raising=False)
     import resolver_kernels
 
     x = np.arange(8, dtype=np.float32)
