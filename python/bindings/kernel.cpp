@@ -301,8 +301,9 @@ const Kernel& ensure(KernelObject& k) {
       std::make_shared<const detail::ModuleSource>(
           detail::function_source(std::move(source), filename, first_line), std::move(resolve)),
       k.name, /*check_now=*/false);
-  // The builder ran Python code, so another thread may have built the kernel meanwhile and be
-  // calling it without the GIL: keep the first one. (Nothing below releases the GIL.)
+  // Python code may have run above (the builder, attribute lookups), so another thread may have
+  // built the kernel meanwhile and be calling it without the GIL: keep the first one. (Nothing
+  // below releases the GIL.)
   if (!k.kernel) k.kernel = std::move(built);
   return *k.kernel;
 }

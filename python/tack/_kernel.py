@@ -275,7 +275,9 @@ _NO_SCOPE: dict = {}
 
 
 def _lookup(fn, name):
-    """What `name` is bound to where fn was defined: its closure, then its globals."""
+    """What `name` is bound to where fn was defined: its closure, then its globals. The binding's
+    answer_here (python/bindings/kernel.cpp) follows the same order for the names it answers
+    without Python (the tack module, names nothing binds): keep the two in step."""
     code = fn.__code__
     if fn.__closure__ and name in code.co_freevars:
         cell = fn.__closure__[code.co_freevars.index(name)]

@@ -33,10 +33,7 @@ std::string front_end_record_key(const ModuleSource& source, const std::string& 
   key += " sources ";
   key += source_id();
   // The kernel's line second, its types as the code's keys separate them, for `tack cache ls`.
-  key += "\nkernel " + kernel + "(";
-  for (size_t i = 0; i < types.size(); ++i)
-    (key += i ? ", " : "") += sema::to_string(types.subspan(i, 1));
-  key += ") front end\nrules ";
+  key += "\nkernel " + kernel + "(" + sema::to_string(types, ", ") + ") front end\nrules ";
   key += rules.backend_label;
   key += rules.supports_workgroups ? " workgroups" : "";
   key += rules.hardware_textures ? " hardware_textures" : "";

@@ -55,10 +55,10 @@ std::vector<ArgType> parse_arg_types(const std::string& text) {
   return out;
 }
 
-std::string to_string(std::span<const ArgType> args) {
+std::string to_string(std::span<const ArgType> args, std::string_view separator) {
   std::string s;
   for (const ArgType& a : args) {
-    if (!s.empty()) s += ",";
+    if (!s.empty()) s += separator;
     if (a.texture) {
       s += fmt::format("tex{}d{}", a.rank, a.exact ? "_exact" : "");
       continue;

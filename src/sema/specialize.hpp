@@ -7,6 +7,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -93,7 +94,8 @@ std::vector<Leaf> leaves(std::span<const std::string> names, std::span<const Arg
 // "f32[,3]" is an array of rank 2 whose last extent is 3 (an array of vec3); "tex2d" and "tex3d"
 // are textures ("tex3d_exact": one made with interp="linear_exact").
 std::vector<ArgType> parse_arg_types(const std::string& text);
-std::string to_string(std::span<const ArgType> args);
+// The list as parse_arg_types reads it; `separator` ", " gives the cache keys' spelling.
+std::string to_string(std::span<const ArgType> args, std::string_view separator = ",");
 
 // What the target can do, as far as the language rules care.
 struct TargetRules {
